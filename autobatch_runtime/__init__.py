@@ -28,7 +28,7 @@ version it was generated for, and `require` refuses another at import time.
 # 5: symbolic sizes: event_size, Entry.types naming sizes ("n",), stack_bytes of sizes
 # 6: compact blocks: select_fields, save_all; WRITES lists as strings of names (common.block_writes)
 # 7: negative_power: an int to a negative per-example int power stops the example
-# 8: python_error, py_divisor, py_power: where Python raises (python_errors.py), the example stops
+# 8: python_error, py_divisor, py_power, py_bound: where Python raises (python_errors.py), the example stops
 RUNTIME_VERSION = 8
 
 

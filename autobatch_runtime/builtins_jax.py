@@ -337,6 +337,15 @@ def py_math(name, *args):
 assert set(MATH) <= set(dir(math))
 
 
+def py_list_equal(a, b):
+    """`list_a == list_b` per example: one bool, all items equal (lists of
+    unlike lengths differ).  a, b: [batch, n] (or one shared [n])."""
+    a, b = jnp.asarray(a), jnp.asarray(b)
+    if a.shape[-1:] != b.shape[-1:]:
+        return jnp.zeros(jnp.broadcast_shapes(a.shape[:-1], b.shape[:-1]), bool)
+    return jnp.all(a == b, axis=-1)
+
+
 def py_not(value):
     """`not` of a per-example truth value (for `not in`)."""
     return jnp.logical_not(value)

@@ -325,6 +325,15 @@ def py_math(name, *args):
     return MATH[name](*args)
 
 
+def py_list_equal(a, b):
+    """`list_a == list_b` per example (builtins_numpy.py): one bool."""
+    a, b = _tensors(a, b)
+    if a.shape[-1:] != b.shape[-1:]:
+        shape = tf.broadcast_static_shape(a.shape[:-1], b.shape[:-1])
+        return tf.zeros(shape, tf.bool)
+    return tf.reduce_all(tf.equal(a, b), axis=-1)
+
+
 def py_not(value):
     """`not` of a per-example truth value (for `not in`)."""
     return tf.logical_not(tf.cast(value, tf.bool))

@@ -76,6 +76,11 @@ def errors_of(operation, arity=1):
     return out
 
 
+def unbound_errors(name):
+    """What reading local `name` unassigned raises (passes/unbound.py)."""
+    return (("UnboundLocalError", f"cannot access local variable '{name}' where it is not associated with a value"),)
+
+
 def power_errors(exponent=None):
     """What Python's float `base ** exponent` may raise; a literal exponent
     rules some out (`x ** 2` can only overflow, `x ** -1` can also divide
@@ -123,7 +128,7 @@ class ArrayOps:
 
 
 def helpers(ops):
-    """`python_error`, `py_divisor` and `py_power` for one backend."""
+    """`python_error`, `py_bound`, `py_divisor` and `py_power` for one backend."""
 
     def py_divisor(value):
         """A per-example divisor (a number) with 1 where it is 0: those
@@ -149,7 +154,14 @@ def helpers(ops):
         on `operands` (per-example numbers, or Python numbers) raises `error`."""
         return active & _raises(error, operation, [ops.asarray(o) for o in operands])
 
+    def py_bound(assigned, name):
+        """A local's flag, read where some path may not have assigned it
+        (passes/unbound.py): the block stops the examples where it is False."""
+        return assigned
+
     def _raises(error, operation, operands):
+        if operation == "bound":
+            return ~operands[0]
         if operation == "divide":
             return operands[0] == 0
         if operation == "int" or operation in INT_CONVERSIONS:
@@ -194,7 +206,12 @@ def helpers(ops):
             domain = domain | ((floats[0] == 0) & (floats[1] < 0))
         return domain
 
-    return {"python_error": python_error, "py_divisor": py_divisor, "py_power": py_power}
+    return {
+        "python_error": python_error,
+        "py_bound": py_bound,
+        "py_divisor": py_divisor,
+        "py_power": py_power,
+    }
 
 
 def _all(flags):

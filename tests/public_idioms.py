@@ -48,6 +48,26 @@ def first_above(v, x):
     return 3
 
 
+# ---- Python lists compare whole: one bool ----------------------------------
+
+
+@ctx.batch
+def is_anagram(a, b):
+    return sorted(a) == sorted(b)
+
+
+@ctx.batch
+def is_palindrome(v):
+    return list(v) == list(v[::-1])
+
+
+@ctx.batch
+def differs_as_multisets(a, b):
+    if sorted(a) != sorted(b):
+        return 1
+    return 0
+
+
 # ---- refused, naming the line ---------------------------------------------
 
 
@@ -98,3 +118,8 @@ def jnp_total(v):
 @ctx.batch
 def np_total(v):
     return np.sum(v)  # <-- the whole batch's sum
+
+
+@ctx.batch
+def lexicographic(a, b):
+    return list(a) < list(b)  # <-- lists ordered item by item

@@ -31,6 +31,20 @@ def test_none_equals_no_number(mode):
     assert got == per_example("first_above", V, X)
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_two_lists_compare_whole(mode):
+    """`sorted(a) == sorted(b)` is one bool per example (NumPy's `==` of two
+    arrays would give one per element)."""
+    b = np.array([[3, 1, 0, 5], [4, 3, 0, 3], [7, 8, 9, 1], [2, 1, 2, 0], [1, 3, 1, 4]])
+    got = np.asarray(P.is_anagram(V, b, **MODES[mode])).tolist()
+    assert got == per_example("is_anagram", V, b) and True in got and False in got
+    w = np.array([[1, 2, 2, 1], [1, 2, 3, 1], [5, 5, 5, 5], [0, 1, 0, 1]])
+    got = np.asarray(P.is_palindrome(w, **MODES[mode])).tolist()
+    assert got == per_example("is_palindrome", w) == [True, False, True, False]
+    got = np.asarray(P.differs_as_multisets(V, b, **MODES[mode])).tolist()
+    assert got == per_example("differs_as_multisets", V, b)
+
+
 REFUSED = {
     "moving_average": (r"`out` holds ints and this stores a float into it.*\[0\.0\] \* n", (V,)),
     "count_seen": (r"`seen` holds bools and this stores a number into it.*\[0\] \* n", (V,)),
@@ -44,6 +58,7 @@ REFUSED = {
     ),
     "method_total": (r"`v\.sum\(\)` does not keep the batch axis first", (V,)),
     "np_total": (r"`np\.sum\(v\)` does not keep the batch axis first", (V,)),
+    "lexicographic": (r"orders two lists", (V, V)),
 }
 
 

@@ -30,7 +30,7 @@ from transpiler.frontend import source as frontend
 from transpiler.ir import builder
 from transpiler.errors import UnsupportedSyntaxError
 from transpiler.ir import instructions as ir
-from transpiler.passes import allocation, control, fusion, inplace, lowering, type_inference
+from transpiler.passes import allocation, control, fusion, inplace, lowering, type_inference, unbound
 
 
 def build_function(fn: Callable, batched: Mapping[str, Callable], root=None):
@@ -38,7 +38,7 @@ def build_function(fn: Callable, batched: Mapping[str, Callable], root=None):
     source = frontend.load(fn, root)
     fence.check(source, batched.keys())
     params = {name: parameters(f) if f is fn else _names_only(f) for name, f in batched.items()}
-    function = builder.build(source, params)
+    function = unbound.check_bound(builder.build(source, params))
     namespace = dict(source.globals)
     namespace.update(source.closure)
     return function, source, namespace

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=3e0b34e562a21674d557928c061e28854ce7580e4a90cc09b60b78d0b69be6a6
-# autobatch: inputs-sha256=6838bb50a2d5e14e7d4298d967a6ff652185dc5676e1fa52de6ba32bd696ce0e
+# autobatch: source-sha256=69641be9affb4662554b94ea228468c4078d37600dcc76856c4668d2a208c984
+# autobatch: inputs-sha256=839e4ba7ef0429eb9a8285bd5071479be953eebcdce8f6ddfc9feff461a6dce0
 # autobatch: body-sha256=6fa737a4f062be2e32c002d690b6c76b0b8d68484ba9e7d861fafa937fdd5d13
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

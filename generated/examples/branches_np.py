@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=1f34e8227b0bbf4e5d868adb3058cf113d26c416b043b45863f157b20d7f51e5
-# autobatch: inputs-sha256=eb7aad5bbfa84624e801a2fc24172e8f9e4bfcceb041b6ff02d007f67984b1e6
+# autobatch: source-sha256=863a7c917344911125eca53db661e89e09f2e2b957d127d807687022eb0154c6
+# autobatch: inputs-sha256=04ab59b2ce7fc2f06bd8c5c1f86cccef3b4da603078445f71156cfa0cc1bcd2f
 # autobatch: body-sha256=93a7c750220dccf97f39a94f7e14440f12a5bf83247f4af96e2e97c5933dcdb7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=769ec66672fff4ee65d04a9f0827850e92acc3be4623ca574ad36b37a28ce816
-# autobatch: inputs-sha256=d3fb0ac8b005b6e073fdb6784824669f752a25bde0bae6ab5dfabc5914505d0a
+# autobatch: source-sha256=c19d763761507fc4cdd0f48c647240c5412f8dfda206f491e83b15b8fad84610
+# autobatch: inputs-sha256=3d8d1bd0f7ec45508facf04782be55feb4d19359dbfc9c6f38b037cf1bff67b0
 # autobatch: body-sha256=4ed290b6e267bebd910612c114fd264a19f5e6c0636eece8473467896041ac27
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

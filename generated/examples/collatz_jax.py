@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=206495e4e374b8c6de3d271cdb4d6f9f1e2335575ab37a7c72712668572c6f39
-# autobatch: inputs-sha256=f2746f34be9e04a26323e68dccb04bd85d208ea40d3e267b1540282fd9b07d5a
+# autobatch: source-sha256=15995e65e48ca10ef393d08dea6c810d689ca752e9b7e1617dbf2c6a1d5b1b55
+# autobatch: inputs-sha256=13a7c62b558da055ae6cefaafab2fb2ffeae06f423454990bf649adf062f6ef1
 # autobatch: body-sha256=2fcb030875656ab4c37c6986051792a3b262c7f2604941af268ac775d74bb67a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

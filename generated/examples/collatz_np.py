@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=78740ce649b64c1747b6979f40288b1959e33505e55094da82420ca0352f652e
-# autobatch: inputs-sha256=bdd6e0190142a591eafbd5508c872e64a4aa3a3e55013cd491a2e55e32095867
+# autobatch: source-sha256=514835641268d9a862636fdb465361ba0fc95d9c14c657664b00af43a985615c
+# autobatch: inputs-sha256=ed86408fb5c0c43d4f20ace356b102a5d4f05f0a064e65fd45d531ec3386db1e
 # autobatch: body-sha256=024faea5976e947363c1bf7c90970b3aa2ccb3087547461b647becad29ea6fb6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

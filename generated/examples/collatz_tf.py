@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=15d7aca45e36db3eaf36477e49164c1127f6e6ad83776533e125f0ceac0b326e
-# autobatch: inputs-sha256=6891e28aee4e1556f37ec41de7023196a40f6d07c333758092b205070d892274
+# autobatch: source-sha256=6e00b4d85d1f05a8ee819f8c4a1b823f1bb761d25468648a305b99f52ec120d5
+# autobatch: inputs-sha256=67c2d68392a6e96b8896aa630ef4d6f0cb77f488b37f1efd976aad411aef75db
 # autobatch: body-sha256=665fdb20a596a9744c35ea16e8e7e132f5cdaabb570bdc5e665979c398cc92db
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

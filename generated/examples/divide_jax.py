@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=8eab937b540af76ca836fde2d844aa3fad07ba08d7f51563c77dad9e87cfb227
-# autobatch: inputs-sha256=c7389c23b5d74612f75f2004c2a0d7381e71a5e0ade420c9ca53c07b7daad37e
+# autobatch: source-sha256=ff52be6f4cce41661766cfb22424f3250000beabc44be16bf80efe73872b245f
+# autobatch: inputs-sha256=ae9ca0c5a70596350e6e4fc18199889cbc3a3980d502aa78cc114d65b0e10d96
 # autobatch: body-sha256=36cb3653eada4f6461a03a507810186856ce7f2a7cb0ba0225014eb1233122db
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=4ff715b59afd0b26e91ca2903fcb3e663f62a5f809d60119e4fea0c9747aca6a
-# autobatch: inputs-sha256=2dd01b18bcfddb292a0b1d173a68a17cefe76a63b4d8220bd4d14e4070c801ca
+# autobatch: source-sha256=ef000ebcb1feb1c0320c03518df6ec40a4e676499b18f37dda51f0d80cc84671
+# autobatch: inputs-sha256=1f1ef1d230e80c30007b5e1f92353be22920515d5729a4a9171bdb58b4bb4382
 # autobatch: body-sha256=279aa43834d2e69ebce052e5399455dd89a3986bcb26038a28107a8d6986dd8e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

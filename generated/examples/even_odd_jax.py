@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=cb64ef1b8967d5f4fedfef0a8293e3313bc22bbbfc1bef9c10e74c946742a840
-# autobatch: inputs-sha256=85999c881c995d74863b13cb1a16a07c69f09803f5d6dcb86a766688d9d4150f
+# autobatch: source-sha256=697e5e80e6ce2690114a25cf9f1c46175b05511a15e1693fe003c5adda7ca25b
+# autobatch: inputs-sha256=10f81a851910e5ca564966bd56c8e55438e7c59eab48418119c6e5de31eb36b2
 # autobatch: body-sha256=9bdbb04633e54ee098e5f72bea0e46ef3c8377a5e34ce68b270635cdf22bfb28
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=86c55164677544ba01c721af85629028d76e59842590102a07378bfa31bf478b
-# autobatch: inputs-sha256=f637ec925ec5e2be58132801c1e10401d155b7a0dde1f0604f416b42754ef62f
+# autobatch: source-sha256=623a2975e0cf6936c8fe1be72471109fb4a0f7703abad1d3ec36a01e9e7eed3b
+# autobatch: inputs-sha256=6b866ad49bdaff7ee807d036137e5bd3f9765139fe7a1de7a09f83e651f975f9
 # autobatch: body-sha256=4e964a0e068eb25a5493a8e4efb6521a6c6d079a3b2cc892be9af41d4840128b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=c747506edb9c008cda1738a2e33276a2d9202dbc20716bee587056cace1b5e76
-# autobatch: inputs-sha256=37f28e8475e027b6b5a3a2a232eae6c0262c6744a79e25d46efb80e49b4c2752
+# autobatch: source-sha256=dabd13007e7d78666fcf8b00012169f4f770edcc0066add9d0207074160509e6
+# autobatch: inputs-sha256=5182ef5746b38f8dd33918606d1dd4a45df0d20cd9ecfc99c3fd520f3057f024
 # autobatch: body-sha256=593df3a560047bc7129205c5eeb3a2c874f9f55170dc1d678932dd647e7748e1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=fa2ae80d220e6002f6fea6aae602f10c7b7b63f99e68a8ac321af31c874a1b25
-# autobatch: inputs-sha256=263859712827100113f79a09b412214624fd4be513ef5d14ee44e3ba489f2ce1
+# autobatch: source-sha256=59eba174ba2792e3c77a627c34e2b6b4d0ec71cdf4384190693b9dfad42ef7fe
+# autobatch: inputs-sha256=69e9ca2d80836738e244a4379e3ef73f21ea26693a856c1c293094616f3d52c0
 # autobatch: body-sha256=f1ef8dbeeb8c8c36d4e937d0cf61ff002e279ed829f213c87e4169f4ac199b75
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=c6e3e17d64f2454c292c1200d1717a10b2cea63f1f3eca4a547f9296ce4dadf7
-# autobatch: inputs-sha256=6bdd6c658b8c5b5c123bfd94caafa4492c841349050d695e66c6127997392f6c
+# autobatch: source-sha256=d999590c0984557c607169d3277397e5c4a57d6ea310b8a9c417ee88e0cd811a
+# autobatch: inputs-sha256=c7a34cfd847301992775ccb2a03d4bd9c77c7663590c77916399bb6e06361cda
 # autobatch: body-sha256=ca4fabe6573c8a565a9264016dbd3ccbbf078ff7f590d4a8d7333ec03aa7ff69
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

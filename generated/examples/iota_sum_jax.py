@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=ef285b20a76d4526e2ba89ff7186b9597add67c2ddece22afd4b3a78f8d68713
-# autobatch: inputs-sha256=0de41fc4df68490711624da9ca1e3787e9eb3ee82f9eceaec6e5fb2021ffebb1
+# autobatch: source-sha256=806d5c37334ee16d7af763caeb4c1fb602db3ec7f8f9ea66bc87f1eb73f75dda
+# autobatch: inputs-sha256=5677f1626c58724d43a99485a6a922b662767440e5c0c39f3ce39ec795cf787b
 # autobatch: body-sha256=0e69b9ddb12bb054dbf5079d3d3024d9555b79b3245e1ab89cbf176567356a97
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

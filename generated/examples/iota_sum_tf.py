@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=10e44a97d022cc96efd1281cf482043b1fe9416773173ecfa87b75b38eea9b34
-# autobatch: inputs-sha256=28716d8f39b9ace4e23b8555749e79394df61d9d2143e04bc5199bddbf7cdb4c
+# autobatch: source-sha256=38cffb06a6df1122307fde7ed54a89603b5c6322ec23106613a14678cfed4b4e
+# autobatch: inputs-sha256=abfd8db30824a3c774a7d628fa27a464e6253f6a46d654f1f367af6b6e646344
 # autobatch: body-sha256=b2a08d91abb51a3193af0d9bf895a2e65957d2fe08cd4aa34102473ac13ca0ae
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

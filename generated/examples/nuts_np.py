@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=caece5f31c038330500b6c797e18a597549a3ac5efb129d536132586bfef4886
-# autobatch: inputs-sha256=73cbd5ed51c73a9bb0cc353c9be85e9dc7b062079ffd7954c7373b20f41aa6bf
+# autobatch: source-sha256=d86e8892210ea1d76237fdf30f54301b322b21c95e4c69e7bf6ae4327d5bc80f
+# autobatch: inputs-sha256=c306a3c67821d5cccfb5374323ab9b32fe1d480e45d1b7e6d9d0f2572980ce09
 # autobatch: body-sha256=f7fe0911bec4ae91abbdd912bffb1fc3c244ddc9f8728a9d8dff0431b88c988a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

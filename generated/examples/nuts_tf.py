@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=737b688e03b1235880893e456de8da6ccc67bdbd0746f902027343412cb40eed
-# autobatch: inputs-sha256=12e3bbe194938a744b2d5905c1fd6f2798406bc65a53581a5db29e250a64b145
+# autobatch: source-sha256=949d97d1fa7b073fb2ea00e84711f45074b48a21a1dce0da93d41228612e3dad
+# autobatch: inputs-sha256=1f42dbb59b578a8c02e29d4da433de6b45380d697a96d793f5ecfa9076af2293
 # autobatch: body-sha256=e7acda9f58a1d42b907028fc38214d33342875803f664c993ab4463009d91a99
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=1c3f5c0f7eceb2f7d1ce865fb6e683fa3f96447daf8113a58328baaa79d2eae8
-# autobatch: inputs-sha256=f9da5a20d1ac2a9c4c5511555cf1ced925bcb252c2ed4cd80845e0378807957f
+# autobatch: source-sha256=dfc534b1ee93f5a2798f1431554bd9f3538e39b0ceed82cfd1d7b61c55b751b4
+# autobatch: inputs-sha256=41f86493283a2e804526cf656bd8f2393d8d8a135ae152b4aae608f9d3150312
 # autobatch: body-sha256=b4d91e4d8e8a268e23c17ec6427e8d408fcaf47eaddeae6360a71443d06999a9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.

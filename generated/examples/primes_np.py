@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=7c4c7b0ebb112314318b51101ab971cd7cc4fb3082b60f368dd9677b0da80fa8
-# autobatch: inputs-sha256=e1fae653a9be8e46dadac78c615a701f05738222a7463ad9f7373316d962255b
+# autobatch: source-sha256=e8ec63f8f1fe09f3d0271be4ae3e711f37862de4bec9e446f46397dc02b12406
+# autobatch: inputs-sha256=16410ab04a4a5916836a92bd7763dc35569bc59ba5ba300aef2184e9f8ee5561
 # autobatch: body-sha256=cfe2694b3ef25f41baab5da88498840af3c8727199878ab8143a6a490f6517fc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

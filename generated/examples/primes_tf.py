@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=dd0bd26bbf34a0c88ab784af77c678efa489ffb79a78a5b73f9a10e8946943ac
-# autobatch: inputs-sha256=b22d20b2479dd0c610f8817f4de616f59351aed4063b20f68b3f66ebfafd58b4
+# autobatch: source-sha256=69a2d09b3ce9524b8f6d2111c7543b055e1907a55c61c39c97463d07ec4f3e5a
+# autobatch: inputs-sha256=f10c35fedbe59b2e6da10ceeccfd3dfb34edd8eb74ccf5b3c0fe21185d5df743
 # autobatch: body-sha256=0862bd422a2c40f61aae7f34165eb4ba51d6eb72c383597130df87edb2637b0c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

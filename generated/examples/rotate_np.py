@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=fe61fe4d1f2b840f5c419ae81c0debf67f6fead8f6b5b0181e4ddb2becf2136b
-# autobatch: inputs-sha256=2c8b08057649c8aadf82ccefe09cdbffa5c7485dd8370442da642a316dbec68f
+# autobatch: source-sha256=265b73d64aa78e86a5309bdb29a3a36a7c7c35044fa7fd76c60ba53f91a09903
+# autobatch: inputs-sha256=805c11e0b9064cd7e3b54c90f2da5b18d7737296b9775b657899bc8cecffeb63
 # autobatch: body-sha256=d197a3f19a4957fa84ab14f3f28c08a7f9c5979959aa266ecf9e9c3624ec1d21
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=9b3c324d9f7616b3f519dae4928950719f6fb1a09410b494b5a646594cabdfe6
-# autobatch: inputs-sha256=c090dd92f22120806dc1b2563c204dc4fda3c140f6f6d3e9d60f3bf3e0e62eb7
+# autobatch: source-sha256=e3ca40f69cbf778537602b28356dad3fc172fbd3830a0f6e54363d2a11d6fd5a
+# autobatch: inputs-sha256=a91c7012fdcbc23bfa2514b391f92906bdb59193b539d33a0b7c542f13e317a2
 # autobatch: body-sha256=1fc943efb8bb8b16e7f0dffc6cfe1fd081043d37a1f296d8db8d01a56493c001
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=a645af4db46054dc28239e24027992c1a9e0d273c00bc4010bbd55f842442d72
-# autobatch: inputs-sha256=6de38b5b107d657a4b18d2f98d473b7039692e6d8b6565224c1f9bace5242be2
+# autobatch: source-sha256=bd8e0dd11e8765636fcd6955c0456c110988a54bc9422394dc489490495eb300
+# autobatch: inputs-sha256=c61eacb5d259f485628cd433edfe5d42f2cb58678118292c69edb3d94fb1dc69
 # autobatch: body-sha256=6b256b6e10f4bb5dd79219be4e13cf9f4cf4d560753e51253f1bc7456aba7b1b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

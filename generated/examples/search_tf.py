@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=3aeaf0ff0b8d80e96d7cb929896ab0c725bcc8b46ea2381f8555abecf4a57c1f
-# autobatch: inputs-sha256=1ab45cdb05abdfc841d6ae3d367b896bbdf4e513472885330c823d4e947b3d1d
+# autobatch: source-sha256=9993ba75afc10c3812d0f271eace2117345556e874e5f7fcd9889f146e00b18a
+# autobatch: inputs-sha256=626902956fd73b189c1705c1e11e916cff7983fd60f8fb7f9cca4c5dc79b7770
 # autobatch: body-sha256=93a1afc918e7492bd75cf7a66e779895b96eac033f7fc43881c05f8cd26859f5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=b7616de76d0043f6322e55cf26c0721745d7af1918fe2b7fec2adc8bd95dd457
-# autobatch: inputs-sha256=b7680a242d4cd12984357d06cf33bed75e649a0a9bfeade923dea85f5243857b
+# autobatch: source-sha256=5b58e3c0ef865bb71a75bc122dcccea98dcee104c14806d195b6993c606739b3
+# autobatch: inputs-sha256=5cd9b5e37e68a750598cce64d727f9fd4970153114a020eb7a5920fdec86d18d
 # autobatch: body-sha256=2777e7b4203739a38367abe82bca753a7f446428a4cd74af03efcd8e368f8757
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

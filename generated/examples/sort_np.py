@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=b580c4716f22a1e68f749d46484ccab11f54c5146fd49c4dcd39f48ff6590cb2
-# autobatch: inputs-sha256=e0129336fe5de95331c074c768c774481a9adb766926510212b9ca2a4f7358dc
+# autobatch: source-sha256=c2bd87dfb261671a71f55fad5489313965d2ab4baf67a7077b3e94c2274460d0
+# autobatch: inputs-sha256=aedf6bfc575aea6bd7ab9cd6838485f260996192845eba824627a3b3cc0347e3
 # autobatch: body-sha256=8dd0ecd8fb64abc77c19b1ab2879aa595121aee9806170f49b208eb0e8162cd0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

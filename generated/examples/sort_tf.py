@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=2f7cb1bafca0407ca73a8766f164b791730eab2570aea42eb27a3727ec6838e4
-# autobatch: inputs-sha256=b35890c6413b71d0a42491df9671ee2ae49231aab0805f2250121eadfa7ef539
+# autobatch: source-sha256=fcc392ad37221c4412940181a08b5a8ab9f405b934dadf14469517edff0efd6e
+# autobatch: inputs-sha256=c47416e5c23d56f111345331a9441ced8a90caa5dbdb19dd565b2cb36268a3f5
 # autobatch: body-sha256=d9462dbe67a067d856043d55a1c177db37d5dad3a7ca256553f01c4654f8c196
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

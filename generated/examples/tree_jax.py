@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=b1b13000a87c5ba8502e4916f535d6924ff0cde46bf41d1453f2dc654ca6d9b7
-# autobatch: inputs-sha256=89207a81594f8ea1535ca078059b53547240f5f889162ed6ceafe5fa1fef62b9
+# autobatch: source-sha256=bf36664dfdc202acaf109bb7ec541b376e152a0be3a52a1b790b4a6d849d3d29
+# autobatch: inputs-sha256=c3c28eb64ea922b4f6355a5105cddecd6bd4072c579e4b25019418839db23d18
 # autobatch: body-sha256=8861dcdd466bf1f91e79a777a2e0f90c0b192bd4e0d8746ec016746b8d2a8d40
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=190bc5eb3d910545e53b36ba95e3cf0f9ef5832d4b22b1e394e98ed79c6f66a8
-# autobatch: inputs-sha256=af2f5fbed6ac1dee02d4346aa92044ed95963ddd1a4453cfbe8a99be70fbb23f
+# autobatch: source-sha256=0d9f486c0fab878616712f5a3ba4639c5a8496478fd77bc64b1f9bf9201037f9
+# autobatch: inputs-sha256=de615148c19b8eec72fe9523037048ea20e43c70725c9d7942d6829fe1489568
 # autobatch: body-sha256=002657d324b370b9d385fdb419478f2dcdf6861a50e1a9264f0460648698e7f1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=f9ba1e568807713d45ffe444356858284b359b7abd66a2aeb5952dcf27ccb584
-# autobatch: inputs-sha256=50bd19d8fc76e50d8e4f157f5d07741d96ea6523661bab9913017801f22b8f46
+# autobatch: source-sha256=32f4306bdcac6bec01a42bb80a21faa0a140eded66596b052fb410a444cd7d52
+# autobatch: inputs-sha256=55759a28b5bfcd41b2e47c0b5e6b6f52d705d6b29e1009625a950e2f6a112866
 # autobatch: body-sha256=5c0313dd369f48992def29cef460fd9eb90784cc5a26d0bafe3e864de1c8d17e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

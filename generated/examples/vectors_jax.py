@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=c80dc222b2281c9216a7cd94a164166676375fcfa66da04129dce3004ce0a301
-# autobatch: inputs-sha256=98f2c535d9cf3630366a234195ff3a8736985c7a32b34bc348bcf8993a271234
+# autobatch: source-sha256=019ef02377389fde953110ed2dd6e9d39dda8607775010c7d691c9e696bab9a4
+# autobatch: inputs-sha256=8a8c4f5bbb7aff3504ec56420bd7a65b3d7c4f6a0d0964c31b2a66f7989a0a17
 # autobatch: body-sha256=1d1c5f9c10947442da34d9285b12655c3cc2e762f1fa68b2b1a935cf6e277591
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=184e3612503d850773de676670e2c69b7b081c4782ade8f9063e9739b6a2d4c3
-# autobatch: inputs-sha256=02397df850db1fae2989bacad6289fa82eda108ab496a60ad3fe851f38d38bc9
+# autobatch: source-sha256=844cbd1fa67ba9c7e07af60c2656fab585a07a45eddb956506a7cb89d07e4259
+# autobatch: inputs-sha256=343614b4076ed7a7f9dcf71f90116fc144ae70df78e8387ea9a87c4ec6f2089f
 # autobatch: body-sha256=e2e2647efd0b56640ffe4190eb7379b6533baa8120a4b923e61693d5aaf592dc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

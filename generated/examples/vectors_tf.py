@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=0d58a47eeaf38da341976a696d5fab1bde7f55729a2a91bf181a71af19f78dca
-# autobatch: inputs-sha256=1f36529541721a8cfd9004121b68e03b9e82f186233f71ec04bc7e8855cba058
+# autobatch: source-sha256=d4fe8cf01633c4a545d5a7ba26ee92da7cae39bc5e97a5e5e567c8d88bcca07f
+# autobatch: inputs-sha256=5a5d74b41fff7e47a7b6b62cf90297fe0626d7ea557189d99e8df8cd1981eb4e
 # autobatch: body-sha256=c2f839449b995cb3b53179ae5a85f278ac243e67b7bfa335e4cdef2fee399906
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

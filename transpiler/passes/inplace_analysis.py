@@ -281,7 +281,10 @@ class Analysis:
                 f"make {other!r} a copy where it is made (`.copy()`), or finish "
                 f"reading {other!r} before the assignment"
             )
-            if theirs[root] in (SAME, VIEW):
+            # `b = list(v)` then `b[0] = 9`: b is a new list of v's elements,
+            # and the write changes v only if those elements are arrays (rows)
+            ours_items = held[root] == ITEMS
+            if theirs[root] in (SAME, VIEW) and not ours_items:
                 raise UnsupportedSyntaxError(message, origin, hint)
             self.deferred.append(
                 Deferred(
@@ -289,7 +292,7 @@ class Analysis:
                     message,
                     origin,
                     hint,
-                    elements=theirs[root] == ITEMS,
+                    elements=theirs[root] == ITEMS or ours_items,
                 )
             )
 

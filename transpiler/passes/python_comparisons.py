@@ -80,6 +80,39 @@ class Comparisons(ValueQueries):
             return self.done(ast.BinOp(call_node("py_not", present), ast.BitOr(), compared))
         return self.done(ast.BinOp(present, ast.BitAnd(), compared))
 
+    def list_comparison(self, node):
+        """`sorted(a) == sorted(b)`, `list(v) != list(w)`: two Python lists
+        compare whole (one bool), where NumPy compares arrays element by
+        element; so a comparison with a list made by `sorted()`, `list()` or
+        a list display is one bool per example (`py_list_equal`).  Ordering
+        lists (`list(a) < list(b)`) is refused."""
+        if len(node.ops) != 1:
+            return None
+        left, right = node.left, node.comparators[0]
+        if not (self.makes_list(left) or self.makes_list(right)):
+            return None
+        sides = [self.visit(side) for side in (left, right)]
+        if not any(self.per_example(side) for side in sides):
+            return None
+        op = node.ops[0]
+        if isinstance(op, (ast.Eq, ast.NotEq)):
+            equal = call_node("py_list_equal", *sides)
+            return self.done(call_node("py_not", equal) if isinstance(op, ast.NotEq) else equal)
+        if isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
+            raise SubscriptError(
+                f"`{text_of(node)}` orders two lists (Python compares them item by item, "
+                "lexicographically), which is not supported per example; compare their items "
+                "in a loop"
+            )
+        return None
+
+    def makes_list(self, node) -> bool:
+        """Whether `node` is written to make a Python list: a list display or
+        comprehension, or a call of the builtin `sorted` or `list`."""
+        if isinstance(node, (ast.List, ast.ListComp)):
+            return True
+        return isinstance(node, ast.Call) and self.function(node) in (builtins.sorted, builtins.list)
+
     # ---- identity and membership -------------------------------------------
 
     def visit_Compare(self, node):
@@ -87,6 +120,9 @@ class Comparisons(ValueQueries):
         if tested is not None:
             return tested
         compared = self.optional_comparison(node)
+        if compared is not None:
+            return compared
+        compared = self.list_comparison(node)
         if compared is not None:
             return compared
         container = node.comparators[0] if len(node.comparators) == 1 else None

@@ -18,6 +18,7 @@ meaning with `jnp` for `np` (no `errstate`: XLA never raises on a domain
 error), and loops over data as `lax.while_loop`.
 """
 
+import functools
 import math
 
 import numpy as np
@@ -198,8 +199,9 @@ def py_isqrt(value):
     value = jnp.maximum(jnp.asarray(value).astype(INT), 0)
     root = jnp.floor(jnp.sqrt(value.astype(FLOAT))).astype(INT)
     for _ in range(2):  # float rounding can be one off either way
-        root = jnp.where(root * root > value, root - 1, root)
-        root = jnp.where((root + 1) * (root + 1) <= value, root + 1, root)
+        # root * root > value, without the square (it overflows near 2**63)
+        root = jnp.where(root > value // jnp.maximum(root, 1), root - 1, root)
+        root = jnp.where(root + 1 <= value // (root + 1), root + 1, root)
     return root
 
 
@@ -312,7 +314,7 @@ MATH = {
     "degrees": _float_function(jnp.degrees),
     "radians": _float_function(jnp.radians),
     "atan2": _float_function(jnp.arctan2),
-    "hypot": _float_function(jnp.hypot),
+    "hypot": _float_function(lambda *sides: functools.reduce(jnp.hypot, sides, 0.0)),
     "copysign": _float_function(jnp.copysign),
     "fmod": _float_function(jnp.fmod),
     "pow": _float_function(jnp.power),

@@ -17,6 +17,7 @@ The TensorFlow twin is builtins_tensorflow.py: the same names, the same
 meaning.
 """
 
+import functools
 import math
 
 import numpy as np
@@ -197,8 +198,9 @@ def py_isqrt(value):
     value = np.maximum(np.asarray(value).astype(INT), 0)
     root = np.floor(np.sqrt(value.astype(FLOAT))).astype(INT)
     for _ in range(2):  # float rounding can be one off either way
-        root = np.where(root * root > value, root - 1, root)
-        root = np.where((root + 1) * (root + 1) <= value, root + 1, root)
+        # root * root > value, without the square (it overflows near 2**63)
+        root = np.where(root > value // np.maximum(root, 1), root - 1, root)
+        root = np.where(root + 1 <= value // (root + 1), root + 1, root)
     return root
 
 
@@ -302,7 +304,7 @@ MATH = {
     "degrees": _float_function(np.degrees),
     "radians": _float_function(np.radians),
     "atan2": _float_function(np.arctan2),
-    "hypot": _float_function(np.hypot),
+    "hypot": _float_function(lambda *sides: functools.reduce(np.hypot, sides, 0.0)),
     "copysign": _float_function(np.copysign),
     "fmod": _float_function(np.fmod),
     "pow": _float_function(np.power),

@@ -5,6 +5,8 @@ same meaning, written with TensorFlow ops that XLA compiles (no host calls,
 loops as `tf.while_loop`).
 """
 
+import functools
+
 import numpy as np
 import tensorflow as tf
 
@@ -202,8 +204,9 @@ def py_isqrt(value):
     value = tf.maximum(tf.cast(value, INT), 0)
     root = tf.cast(tf.floor(tf.sqrt(tf.cast(value, FLOAT))), INT)
     for _ in range(2):  # float rounding can be one off either way
-        root = tf.where(root * root > value, root - 1, root)
-        root = tf.where((root + 1) * (root + 1) <= value, root + 1, root)
+        # root * root > value, without the square (it overflows near 2**63)
+        root = tf.where(root > value // tf.maximum(root, 1), root - 1, root)
+        root = tf.where(root + 1 <= value // (root + 1), root + 1, root)
     return root
 
 
@@ -280,6 +283,17 @@ def _constant_test(result):
     return apply
 
 
+def _hypot(*sides):
+    """`math.hypot(*sides)`: scaled by the largest, so squares never overflow."""
+    if not sides:
+        return tf.constant(0.0, FLOAT)
+    magnitudes = [tf.abs(side) for side in sides]
+    largest = functools.reduce(tf.maximum, magnitudes)
+    scale = tf.where((largest > 0) & ~tf.math.is_inf(largest), largest, tf.ones_like(largest))
+    total = tf.sqrt(sum((m / scale) ** 2 for m in magnitudes)) * scale
+    return tf.where(tf.math.is_inf(largest), largest, total)
+
+
 MATH = {
     "sqrt": _float_function(tf.sqrt),
     "exp": _float_function(tf.exp),
@@ -303,7 +317,7 @@ MATH = {
     "degrees": _float_function(lambda x: x * (180.0 / np.pi)),
     "radians": _float_function(lambda x: x * (np.pi / 180.0)),
     "atan2": _float_function(tf.atan2),
-    "hypot": _float_function(lambda x, y: tf.sqrt(x * x + y * y)),
+    "hypot": _float_function(_hypot),
     "copysign": _float_function(_copysign),
     "fmod": _float_function(tf.truncatemod),
     "pow": _float_function(tf.pow),

@@ -57,11 +57,15 @@ _INFINITY = float("inf")
 
 
 def errors_of(operation, arity=1):
-    """((error name, message), ...): what Python may raise for `operation`
-    ("divide", "int", "power" or a `math` function's name) with `arity`
-    operands; () where it never raises on floats."""
+    """((error name, message[, check]), ...): what Python may raise for `operation`
+    ("divide", "int", "power", "powmod" or a `math` function's name) with
+    `arity` operands; () where it never raises on floats.  `check`, where
+    given, names the runtime's test in place of `operation` (one operation,
+    two tests for one error class)."""
     if operation == "divide":
         return (_DIVISION,)
+    if operation == "powmod":
+        return POWMOD_ERRORS
     if operation == "int" or operation in INT_CONVERSIONS:
         return (_NAN_TO_INT, _INF_TO_INT)
     if operation == "power":
@@ -74,6 +78,24 @@ def errors_of(operation, arity=1):
     if operation in OVERFLOWING:
         out += (_RANGE,)
     return out
+
+
+# pow(b, e, m): the runtime squares residues in int64, exact for |m| up to this
+_POWMOD_LIMIT = 3037000499  # isqrt(2**63 - 1)
+POWMOD_ERRORS = (
+    ("ValueError", "pow() 3rd argument cannot be 0", "powmod_zero"),
+    (
+        "ValueError",
+        "pow() of a negative exponent with a modulus (a modular inverse) is not computed per "
+        "example: write the extended Euclid algorithm as a helper",
+        "powmod_inverse",
+    ),
+    (
+        "OverflowError",
+        f"a modulus beyond {_POWMOD_LIMIT} would overflow the program's 64-bit products",
+        "powmod_range",
+    ),
+)
 
 
 def unbound_errors(name):
@@ -106,7 +128,7 @@ def raise_entry(function, examples, entry):
     message, location = rest.split("; ", 1)
     raise getattr(builtins, error)(
         f"{function}: example(s) {examples[:10]} raised {error}: {message} ({location}); "
-        "each stopped there, as it would on its own in Python"
+        "each stopped there"
     )
 
 
@@ -162,6 +184,13 @@ def helpers(ops):
     def _raises(error, operation, operands):
         if operation == "bound":
             return ~operands[0]
+        if operation.startswith("powmod"):
+            _, exponent, modulus = operands
+            if operation == "powmod_zero":
+                return modulus == 0
+            if operation == "powmod_inverse":
+                return (exponent < 0) & (modulus != 0)
+            return (modulus > _POWMOD_LIMIT) | (modulus < -_POWMOD_LIMIT)
         if operation == "divide":
             return operands[0] == 0
         if operation == "int" or operation in INT_CONVERSIONS:

@@ -7,6 +7,7 @@ naming the line and saying what to write.  Generated modules go to a
 temporary folder.
 """
 
+import math
 import tempfile
 
 import jax.numpy as jnp
@@ -66,6 +67,30 @@ def differs_as_multisets(a, b):
     if sorted(a) != sorted(b):
         return 1
     return 0
+
+
+# ---- numbers ---------------------------------------------------------------
+
+
+@ctx.batch
+def numeric_idioms(n, a, m):
+    """range() is evaluated once, though the body changes n; hypot of three
+    sides; isqrt near 2**63 (where the square of the root overflows)."""
+    trips = 0
+    for i in range(n):
+        n -= 1
+        trips += 1
+    return trips, math.hypot(a, 4.0, 12.0), math.isqrt(m)
+
+
+@ctx.batch
+def remainders(a, b):
+    return a % b, math.fmod(a, b)  # <-- b == 0: the first raises first
+
+
+@ctx.batch
+def modular_power(b, e, m):
+    return pow(b, e, m)
 
 
 # ---- refused, naming the line ---------------------------------------------

@@ -45,6 +45,38 @@ def test_two_lists_compare_whole(mode):
     assert got == per_example("differs_as_multisets", V, b)
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_numbers_as_python_computes_them(mode):
+    n, a, m = (
+        np.array([3, 10, 0, 1]),
+        np.array([3.0, 0.0, -5.0, 1e200]),
+        np.array([16, 2**63 - 1, 15, 10**18]),
+    )
+    got = [np.asarray(leaf).tolist() for leaf in P.numeric_idioms(n, a, m, **MODES[mode])]
+    want = per_example("numeric_idioms", n, a, m)
+    assert got[0] == [w[0] for w in want] == [3, 10, 0, 1]
+    assert np.allclose(got[1], [w[1] for w in want], rtol=1e-15)
+    assert got[2] == [w[2] for w in want]
+
+
+def test_the_first_error_python_meets_is_the_one_raised():
+    with pytest.raises(ZeroDivisionError, match=r"example\(s\) \[1\]"):
+        P.remainders(np.array([5.0, 5.0]), np.array([2.0, 0.0]), backend="numpy")
+
+
+def test_modular_powers_python_gives_and_those_the_program_cannot():
+    b, e, m = np.array([3, 2, 7]), np.array([5, 10, 3]), np.array([7, 1000, 13])
+    assert P.modular_power(b, e, m, backend="numpy").tolist() == per_example(
+        "modular_power", b, e, m
+    )
+    with pytest.raises(ValueError, match=r"example\(s\) \[1\].*modular inverse"):
+        P.modular_power(b, np.array([5, -1, 3]), m, backend="numpy")
+    with pytest.raises(OverflowError, match=r"example\(s\) \[2\].*64-bit products"):
+        P.modular_power(b, e, np.array([7, 1000, 2**40 + 15]), backend="numpy")
+    with pytest.raises(ValueError, match=r"example\(s\) \[0\].*3rd argument cannot be 0"):
+        P.modular_power(b, e, np.array([0, 1000, 13]), backend="numpy")
+
+
 REFUSED = {
     "moving_average": (r"`out` holds ints and this stores a float into it.*\[0\.0\] \* n", (V,)),
     "count_seen": (r"`seen` holds bools and this stores a number into it.*\[0\] \* n", (V,)),

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=15995e65e48ca10ef393d08dea6c810d689ca752e9b7e1617dbf2c6a1d5b1b55
-# autobatch: inputs-sha256=13a7c62b558da055ae6cefaafab2fb2ffeae06f423454990bf649adf062f6ef1
+# autobatch: source-sha256=410a9943702bfeb32b70e37e98206517c5648ef2b748dac6a79bb235316e986f
+# autobatch: inputs-sha256=3d79496f48045033c2268bb3110660e68d8c8ab142f7f670518f1b9583b74cee
 # autobatch: body-sha256=2fcb030875656ab4c37c6986051792a3b262c7f2604941af268ac775d74bb67a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

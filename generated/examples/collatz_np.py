@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=514835641268d9a862636fdb465361ba0fc95d9c14c657664b00af43a985615c
-# autobatch: inputs-sha256=ed86408fb5c0c43d4f20ace356b102a5d4f05f0a064e65fd45d531ec3386db1e
+# autobatch: source-sha256=eb2c5c281755d8dabad0754c688649172c9c23df6ecd2f8844ab16731b06aef1
+# autobatch: inputs-sha256=66e04d5208793d025378e731052327ff6c9462b397ee36cafa3ceac0042a1011
 # autobatch: body-sha256=024faea5976e947363c1bf7c90970b3aa2ccb3087547461b647becad29ea6fb6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=6e00b4d85d1f05a8ee819f8c4a1b823f1bb761d25468648a305b99f52ec120d5
-# autobatch: inputs-sha256=67c2d68392a6e96b8896aa630ef4d6f0cb77f488b37f1efd976aad411aef75db
+# autobatch: source-sha256=56e0e279d0b2a2e2b9a62f7fe4aa8e0089aa4c83e0ba0f0f4de4a0506ea56425
+# autobatch: inputs-sha256=54ab2df3dda76c258cd7932c3266b9d26ebdd384f150403a3f9a93df5a509d79
 # autobatch: body-sha256=665fdb20a596a9744c35ea16e8e7e132f5cdaabb570bdc5e665979c398cc92db
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

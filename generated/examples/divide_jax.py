@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=ff52be6f4cce41661766cfb22424f3250000beabc44be16bf80efe73872b245f
-# autobatch: inputs-sha256=ae9ca0c5a70596350e6e4fc18199889cbc3a3980d502aa78cc114d65b0e10d96
+# autobatch: source-sha256=4b230cd5d13d95fe674185fe034fb356dfe24d83e313555c7c86d951e0d61860
+# autobatch: inputs-sha256=0a73480f69c89a8dc915be3859bef460b0280b3a82a3370a2439ab8cd5091233
 # autobatch: body-sha256=36cb3653eada4f6461a03a507810186856ce7f2a7cb0ba0225014eb1233122db
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=ef000ebcb1feb1c0320c03518df6ec40a4e676499b18f37dda51f0d80cc84671
-# autobatch: inputs-sha256=1f1ef1d230e80c30007b5e1f92353be22920515d5729a4a9171bdb58b4bb4382
+# autobatch: source-sha256=9dc29a76e5cfcfe0163875de629edef9eb4494cf514d44ae5a255e254c959c30
+# autobatch: inputs-sha256=739094283dbedd8fcb13cbb66472b2d5d3b97d3fc44d62f8ac382a85170d3104
 # autobatch: body-sha256=279aa43834d2e69ebce052e5399455dd89a3986bcb26038a28107a8d6986dd8e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=a55a08c0693c0e2f29f8d3dcf5e4c4d4b1f929e828dda38cc61c175e705b4758
-# autobatch: inputs-sha256=bf089bcab3e6b37bd57409ee599f952cb7961474668cccc56c6d397ebb61e0a2
+# autobatch: source-sha256=18e290bb88b5718b826bf742bec6ce7b7d40c2c49c21fec538306eb3128bd3c0
+# autobatch: inputs-sha256=1cbb69af6cc1a271a6c2b205bdd2eeed3e980ebb30884c142dccfa5f6a1f722d
 # autobatch: body-sha256=628e4e28406f1c955dbd6c77af4c9970416f5c9b5aba6d4cf589c3c89e60ce9d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=697e5e80e6ce2690114a25cf9f1c46175b05511a15e1693fe003c5adda7ca25b
-# autobatch: inputs-sha256=10f81a851910e5ca564966bd56c8e55438e7c59eab48418119c6e5de31eb36b2
+# autobatch: source-sha256=01e679610a65b6ee36e23e7967849559540e30c88ea0eafc5e7048a36bb5c67f
+# autobatch: inputs-sha256=25f03defbfa34fadfd3f7e1ec10e7c301dcd72ed82fdd4271f15be691e5fc71d
 # autobatch: body-sha256=9bdbb04633e54ee098e5f72bea0e46ef3c8377a5e34ce68b270635cdf22bfb28
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

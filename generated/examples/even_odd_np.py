@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=d886b3f048da288485375c401367166d2cb4104fad9a87e403dc494c1a2dd8c4
-# autobatch: inputs-sha256=e92f1e73dab298b88b71a0954d704dab73be9709eb10408d3a4e5004263213b4
+# autobatch: source-sha256=76b6ae0378e3d592f152461982137746fce9b49eb14a4d62b6ea81120cf51999
+# autobatch: inputs-sha256=e24a20cbfd540cc8fd08d52cbe3eb9ea353d098f1f791a8755a1c8f858a525f6
 # autobatch: body-sha256=116f909704dba55bf90273f0d84723a8896b69f30a50d51510f419a86c966499
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

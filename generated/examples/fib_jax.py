@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=8f8e7eb2664ec0c7a290cfce0aa47333056ce8cd31c45e724826fa8e86d7a779
-# autobatch: inputs-sha256=0465869f36ede26830b80fd508d6e9941d5c0a93de30ca88b7a973d616466a65
+# autobatch: source-sha256=5f00ea9908fa7bee9f5000dd4ae0dbb5d5ea942afccb774a069f83bccf61d304
+# autobatch: inputs-sha256=c34bb094df09113db095335cad95398d5abb59dd5fc2c787a0f4bf8a4fc5ec29
 # autobatch: body-sha256=d0167301f349ee8b50528bd05ae6ef69bf589337eb2b9dd6d5afc5aa1d6cfd16
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=623a2975e0cf6936c8fe1be72471109fb4a0f7703abad1d3ec36a01e9e7eed3b
-# autobatch: inputs-sha256=6b866ad49bdaff7ee807d036137e5bd3f9765139fe7a1de7a09f83e651f975f9
+# autobatch: source-sha256=2ff0f823f6860aa62920f7207e82a1d9c5cc6a40eb6994159a80000b7f5c980a
+# autobatch: inputs-sha256=4cf9b61fce0e99047b5502d5e7f57f2cea0fddca2bb380116d1892f8fc417411
 # autobatch: body-sha256=4e964a0e068eb25a5493a8e4efb6521a6c6d079a3b2cc892be9af41d4840128b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=aec3fdead0793407f88fa234092b277b6ddc75356b5e655b8d41b6cfa00afe6b
-# autobatch: inputs-sha256=03b023cfb06e8a99a57d16151332b5c6a2f1cb3bf4f2a21a6d13415eb98287b5
+# autobatch: source-sha256=61813c9cb6f4b2d4bc5f4ed5deef9b312f972dc34959720f8fc41672675b7a56
+# autobatch: inputs-sha256=cab027de4887e9d5f039cfb9b226428bb6b839d0053a0a01b26eb50deb0690d7
 # autobatch: body-sha256=1095ec52ae08eba8fbd7c8ff4bf8c836a8bf0a1f41c955fc5e49fc9a7941ba74
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=59eba174ba2792e3c77a627c34e2b6b4d0ec71cdf4384190693b9dfad42ef7fe
-# autobatch: inputs-sha256=69e9ca2d80836738e244a4379e3ef73f21ea26693a856c1c293094616f3d52c0
+# autobatch: source-sha256=d93fcdb66468ce7201e7ba4aedb901ade11a6c346a159d1a140a907c9ce2383f
+# autobatch: inputs-sha256=11e16af94e5ed12a82f7251826b8379aa342ba508d2910cefed4b04c55ecd68f
 # autobatch: body-sha256=f1ef8dbeeb8c8c36d4e937d0cf61ff002e279ed829f213c87e4169f4ac199b75
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

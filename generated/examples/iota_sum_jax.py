@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=806d5c37334ee16d7af763caeb4c1fb602db3ec7f8f9ea66bc87f1eb73f75dda
-# autobatch: inputs-sha256=5677f1626c58724d43a99485a6a922b662767440e5c0c39f3ce39ec795cf787b
+# autobatch: source-sha256=f34bab9c1b7d438a849ac4aa66fce6eac74e03cb5eb34a6a64eb3b7580e49df0
+# autobatch: inputs-sha256=d0497711017e705cea8ee5cc74c58bf682ea29901db250bb0477be0886f3bb7a
 # autobatch: body-sha256=0e69b9ddb12bb054dbf5079d3d3024d9555b79b3245e1ab89cbf176567356a97
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

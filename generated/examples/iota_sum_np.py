@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=604f86a26b86c53e4132a8fdc79eedf51186c767bca27dde7b96c2d58e5ff336
-# autobatch: inputs-sha256=5b7a233f68fdf72c6ab72aaab561c166e9bd12dfd4625ea2309748ccb296abd9
+# autobatch: source-sha256=ab168a9bb71ea3abc1a1614c41992fd82754a0cb3d972e269c3beabfacd5b472
+# autobatch: inputs-sha256=7aaebdcdda56b2536c0687fd20e73da502f6fcccb44105e24bdece460f1f50c6
 # autobatch: body-sha256=78838efc0d3cc0b6c1ba9c6824f55292fefddccd535b373c31b4dc9f4bb070ee
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=38cffb06a6df1122307fde7ed54a89603b5c6322ec23106613a14678cfed4b4e
-# autobatch: inputs-sha256=abfd8db30824a3c774a7d628fa27a464e6253f6a46d654f1f367af6b6e646344
+# autobatch: source-sha256=61583f13581572f822b18251072136208fba297ea4af958d1940804da5044cdc
+# autobatch: inputs-sha256=8c9905ea36544e077f41a17210e41393af6eec6eba4732d234a3aeff511baec6
 # autobatch: body-sha256=b2a08d91abb51a3193af0d9bf895a2e65957d2fe08cd4aa34102473ac13ca0ae
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

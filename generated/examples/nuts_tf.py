@@ -5,9 +5,9 @@
 # autobatch: runtime=8
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=949d97d1fa7b073fb2ea00e84711f45074b48a21a1dce0da93d41228612e3dad
-# autobatch: inputs-sha256=1f42dbb59b578a8c02e29d4da433de6b45380d697a96d793f5ecfa9076af2293
-# autobatch: body-sha256=e7acda9f58a1d42b907028fc38214d33342875803f664c993ab4463009d91a99
+# autobatch: source-sha256=aff1603c3da43815438ca8f96bdbd91452af590d298ce3bb9a8cfdc6d0b0dced
+# autobatch: inputs-sha256=5a7cd3d2bbde6a456bce94fc45d562136996c8d85181d53c79086b809a390501
+# autobatch: body-sha256=f3ff9846cee8e5f00b6dd9252a1d761bde0c86c478c193cc789ff71147b67a2e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.
 
@@ -128,6 +128,8 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         nuts_chain_point_x: object  # [batch, n] float64: point of nuts_chain
         nuts_chain_point_log_prob: object  # [batch] float64: point of nuts_chain
         nuts_chain_point_grad: object  # [batch, n] float64: point of nuts_chain
+        nuts_chain_range_1: object  # [batch] int64: range_1 of nuts_chain
+        nuts_chain_range_2: object  # [batch] int64: range_2 of nuts_chain
         nuts_chain_return_point_x: object  # [batch, n] float64: the value nuts_chain returns
         nuts_chain_return_point_log_prob: object  # [batch] float64: the value nuts_chain returns
         nuts_chain_return_point_grad: object  # [batch, n] float64: the value nuts_chain returns
@@ -285,12 +287,15 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:157  for _ in range(num_burnin):
         active = state.pc == 0
         num_burnin = state.nuts_chain_num_burnin
+        range_1 = num_burnin
+        range_1 = rt.select(active, range_1, state.nuts_chain_range_1)
         loop_next_1 = rt.spread(active, 0)
-        in_range_1 = loop_next_1 < num_burnin
+        in_range_1 = loop_next_1 < range_1
         pc = rt.choose(in_range_1, 1, 3)
         pc = rt.select(active, pc, state.pc)
         state = rt.select_fields(active, state, nuts_chain_loop_next_1=loop_next_1)
-        return (state._replace(pc=pc), rt.stack_writes(stacks))
+        state = state._replace(pc=pc, nuts_chain_range_1=range_1)
+        return (state, rt.stack_writes(stacks))
 
     def nuts_chain_block_1(state, stacks):
         # examples/nuts.py:158  step = nuts_step(point, seed, counter)
@@ -333,14 +338,14 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         active = state.pc == 2
         nuts_step_return = state.nuts_step_return
         loop_next_1 = state.nuts_chain_loop_next_1
-        num_burnin = state.nuts_chain_num_burnin
+        range_1 = state.nuts_chain_range_1
         step = nuts_step_return
         # examples/nuts.py:159  point = step.point
         point = step.point
         # examples/nuts.py:160  counter = step.counter
         counter = step.counter
         # examples/nuts.py:157  for _ in range(num_burnin):
-        in_range_1 = loop_next_1 < num_burnin
+        in_range_1 = loop_next_1 < range_1
         pc = rt.choose(in_range_1, 1, 3)
         pc = rt.select(active, pc, state.pc)
         state = rt.select_fields(
@@ -357,12 +362,15 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:161  for t in range(num_results):
         active = state.pc == 3
         num_results = state.nuts_chain_num_results
+        range_2 = num_results
+        range_2 = rt.select(active, range_2, state.nuts_chain_range_2)
         t_next_1 = rt.spread(active, 0)
-        in_range_2 = t_next_1 < num_results
+        in_range_2 = t_next_1 < range_2
         pc = rt.choose(in_range_2, 4, 6)
         pc = rt.select(active, pc, state.pc)
         state = rt.select_fields(active, state, nuts_chain_t_next_1=t_next_1)
-        return (state._replace(pc=pc), rt.stack_writes(stacks))
+        state = state._replace(pc=pc, nuts_chain_range_2=range_2)
+        return (state, rt.stack_writes(stacks))
 
     def nuts_chain_block_4(state, stacks):
         # examples/nuts.py:162  step = nuts_step(point, seed, counter)
@@ -411,7 +419,7 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         depths = state.nuts_chain_depths
         accepts = state.nuts_chain_accepts
         t_next_1 = state.nuts_chain_t_next_1
-        num_results = state.nuts_chain_num_results
+        range_2 = state.nuts_chain_range_2
         step = nuts_step_return
         # examples/nuts.py:163  point = step.point
         point = step.point
@@ -438,7 +446,7 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
             accepts, (t,), rt.select(active, value_4, rt.take(accepts, (t,)))
         )
         # examples/nuts.py:161  for t in range(num_results):
-        in_range_2 = t_next_1 < num_results
+        in_range_2 = t_next_1 < range_2
         pc = rt.choose(in_range_2, 4, 6)
         pc = rt.select(active, pc, state.pc)
         # examples that indexed out of range or raised stop here; the caller raises
@@ -1123,13 +1131,13 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
     )
     # per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
     NUTS_CHAIN_WRITES = (
-        "pc nuts_chain_loop_next_1",  # block 0
+        "pc nuts_chain_range_1 nuts_chain_loop_next_1",  # block 0
         "pc nuts_chain_loop_next_1 nuts_step_point_x nuts_step_point_log_prob "
         "nuts_step_point_grad nuts_step_seed nuts_step_counter return_sp "
         "overflow_at | returns",  # block 1
         "pc nuts_chain_point_x nuts_chain_point_log_prob nuts_chain_point_grad "
         "nuts_chain_counter",  # block 2
-        "pc nuts_chain_t_next_1",  # block 3
+        "pc nuts_chain_range_2 nuts_chain_t_next_1",  # block 3
         "pc nuts_chain_t nuts_chain_t_next_1 nuts_step_point_x "
         "nuts_step_point_log_prob nuts_step_point_grad nuts_step_seed "
         "nuts_step_counter return_sp overflow_at | returns",  # block 4
@@ -1296,6 +1304,8 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
             nuts_chain_point_x=point_x,
             nuts_chain_point_log_prob=point_log_prob,
             nuts_chain_point_grad=point_grad,
+            nuts_chain_range_1=rt.zeros([batch], (), "int64"),
+            nuts_chain_range_2=rt.zeros([batch], (), "int64"),
             nuts_chain_return_point_x=rt.zeros([batch], (size_n,), "float64"),
             nuts_chain_return_point_log_prob=rt.zeros([batch], (), "float64"),
             nuts_chain_return_point_grad=rt.zeros([batch], (size_n,), "float64"),

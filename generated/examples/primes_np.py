@@ -5,9 +5,9 @@
 # autobatch: runtime=8
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=e8ec63f8f1fe09f3d0271be4ae3e711f37862de4bec9e446f46397dc02b12406
-# autobatch: inputs-sha256=16410ab04a4a5916836a92bd7763dc35569bc59ba5ba300aef2184e9f8ee5561
-# autobatch: body-sha256=cfe2694b3ef25f41baab5da88498840af3c8727199878ab8143a6a490f6517fc
+# autobatch: source-sha256=a3973277695b817c629675dd3461b58abfd3c594f8f9080d198fe51d16801f03
+# autobatch: inputs-sha256=a1a9af19b7a719967139e597c391661a9e8321801fd81513dcc7f2ffb66a5f45
+# autobatch: body-sha256=e9879d69c15fa6378db21d5c25c988397dfaca83ff6b5becefdf3a833cc0a258
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.
 
@@ -72,6 +72,7 @@ class CountPrimesBelowState(typing.NamedTuple):
     count_primes_below_k: object  # [batch] int64: k of count_primes_below
     count_primes_below_k_next_1: object  # [batch] int64: k_next_1 of count_primes_below
     count_primes_below_n: object  # [batch] int64: n of count_primes_below
+    count_primes_below_range_1: object  # [batch] int64: range_1 of count_primes_below
     count_primes_below_return: object  # [batch] int64: the value count_primes_below returns
     overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
     index_error_at: object  # [batch] int32: the INDEX_LINES entry where an example indexed out of range or raised, or -1
@@ -97,14 +98,19 @@ def count_primes_below_block_0(state, stacks):
     n = state.count_primes_below_n
     count = rt.spread(active, 0)
     # examples/primes.py:22  for k in range(2, n):
-    range_1 = rt.spread(active, 2)
-    k_next_1 = range_1
-    k_next_1 = rt.select(active, k_next_1, state.count_primes_below_k_next_1)
-    in_range_1 = k_next_1 < n
+    range_1 = n
+    range_1 = rt.select(active, range_1, state.count_primes_below_range_1)
+    k_next_1 = rt.spread(active, 2)
+    in_range_1 = k_next_1 < range_1
     pc = rt.choose(in_range_1, 1, 8)
     pc = rt.select(active, pc, state.pc)
-    state = rt.select_fields(active, state, count_primes_below_count=count)
-    state = state._replace(pc=pc, count_primes_below_k_next_1=k_next_1)
+    state = rt.select_fields(
+        active,
+        state,
+        count_primes_below_count=count,
+        count_primes_below_k_next_1=k_next_1,
+    )
+    state = state._replace(pc=pc, count_primes_below_range_1=range_1)
     return (state, rt.stack_writes(stacks))
 
 
@@ -130,9 +136,9 @@ def count_primes_below_block_2(state, stacks):
     # examples/primes.py:24  continue  # even numbers above 2 are not prime
     active = state.pc == 2
     k_next_1 = state.count_primes_below_k_next_1
-    n = state.count_primes_below_n
+    range_1 = state.count_primes_below_range_1
     # examples/primes.py:22  for k in range(2, n):
-    in_range_1 = k_next_1 < n
+    in_range_1 = k_next_1 < range_1
     pc = rt.choose(in_range_1, 1, 8)
     pc = rt.select(active, pc, state.pc)
     return (state._replace(pc=pc), rt.stack_writes(stacks))
@@ -203,14 +209,14 @@ def count_primes_below_block_7(state, stacks):
     is_prime = state.count_primes_below_is_prime
     count = state.count_primes_below_count
     k_next_1 = state.count_primes_below_k_next_1
-    n = state.count_primes_below_n
+    range_1 = state.count_primes_below_range_1
     is_prime_test1 = is_prime
     # examples/primes.py:33  count += 1
     count_arm1 = count + 1
     # examples/primes.py:32  if is_prime:
     count = rt.where(is_prime_test1, count_arm1, count)
     # examples/primes.py:22  for k in range(2, n):
-    in_range_1 = k_next_1 < n
+    in_range_1 = k_next_1 < range_1
     pc = rt.choose(in_range_1, 1, 8)
     pc = rt.select(active, pc, state.pc)
     state = rt.select_fields(active, state, count_primes_below_count=count)
@@ -245,7 +251,8 @@ COUNT_PRIMES_BELOW_BLOCKS = (
 )
 # per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 COUNT_PRIMES_BELOW_WRITES = (
-    "pc count_primes_below_count count_primes_below_k_next_1",  # block 0
+    "pc count_primes_below_count count_primes_below_range_1 "
+    "count_primes_below_k_next_1",  # block 0
     "pc count_primes_below_k count_primes_below_k_next_1",  # block 1
     "pc",  # block 2
     "pc count_primes_below_is_prime count_primes_below_d",  # block 3
@@ -284,6 +291,7 @@ def count_primes_below_program(n, max_stack_depth, **limits):
         count_primes_below_k=rt.zeros([batch], (), "int64"),
         count_primes_below_k_next_1=rt.zeros([batch], (), "int64"),
         count_primes_below_n=n,
+        count_primes_below_range_1=rt.zeros([batch], (), "int64"),
         count_primes_below_return=rt.zeros([batch], (), "int64"),
         overflow_at=rt.zeros([batch], (), "int32") - 1,
         index_error_at=rt.zeros([batch], (), "int32") - 1,
@@ -342,6 +350,7 @@ class FirstMultipleOfSevenState(typing.NamedTuple):
     first_multiple_of_seven_k_next_1: object  # [batch] int64: k_next_1 of first_multiple_of_seven
     first_multiple_of_seven_limit: object  # [batch] int64: limit of first_multiple_of_seven
     first_multiple_of_seven_n: object  # [batch] int64: n of first_multiple_of_seven
+    first_multiple_of_seven_range_1: object  # [batch] int64: range_1 of first_multiple_of_seven
     first_multiple_of_seven_return: object  # [batch] int64: the value first_multiple_of_seven returns
     overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
     # fmt: on
@@ -364,13 +373,14 @@ def first_multiple_of_seven_block_0(state, stacks):
     # examples/primes.py:40  for k in range(1, limit):
     active = state.pc == 0
     limit = state.first_multiple_of_seven_limit
-    range_1 = rt.spread(active, 1)
-    k_next_1 = range_1
-    k_next_1 = rt.select(active, k_next_1, state.first_multiple_of_seven_k_next_1)
-    in_range_1 = k_next_1 < limit
+    range_1 = limit
+    range_1 = rt.select(active, range_1, state.first_multiple_of_seven_range_1)
+    k_next_1 = rt.spread(active, 1)
+    in_range_1 = k_next_1 < range_1
     pc = rt.choose(in_range_1, 1, 4)
     pc = rt.select(active, pc, state.pc)
-    state = state._replace(pc=pc, first_multiple_of_seven_k_next_1=k_next_1)
+    state = rt.select_fields(active, state, first_multiple_of_seven_k_next_1=k_next_1)
+    state = state._replace(pc=pc, first_multiple_of_seven_range_1=range_1)
     return (state, rt.stack_writes(stacks))
 
 
@@ -408,8 +418,8 @@ def first_multiple_of_seven_block_3(state, stacks):
     # examples/primes.py:40  for k in range(1, limit):
     active = state.pc == 3
     k_next_1 = state.first_multiple_of_seven_k_next_1
-    limit = state.first_multiple_of_seven_limit
-    in_range_1 = k_next_1 < limit
+    range_1 = state.first_multiple_of_seven_range_1
+    in_range_1 = k_next_1 < range_1
     pc = rt.choose(in_range_1, 1, 4)
     pc = rt.select(active, pc, state.pc)
     return (state._replace(pc=pc), rt.stack_writes(stacks))
@@ -451,7 +461,7 @@ FIRST_MULTIPLE_OF_SEVEN_BLOCKS = (
 )
 # per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 FIRST_MULTIPLE_OF_SEVEN_WRITES = (
-    "pc first_multiple_of_seven_k_next_1",  # block 0
+    "pc first_multiple_of_seven_range_1 first_multiple_of_seven_k_next_1",  # block 0
     "pc first_multiple_of_seven_k first_multiple_of_seven_k_next_1",  # block 1
     "pc first_multiple_of_seven_found",  # block 2
     "pc",  # block 3
@@ -479,6 +489,7 @@ def first_multiple_of_seven_program(n, limit, max_stack_depth, **limits):
         first_multiple_of_seven_k_next_1=rt.zeros([batch], (), "int64"),
         first_multiple_of_seven_limit=limit,
         first_multiple_of_seven_n=n,
+        first_multiple_of_seven_range_1=rt.zeros([batch], (), "int64"),
         first_multiple_of_seven_return=rt.zeros([batch], (), "int64"),
         overflow_at=rt.zeros([batch], (), "int32") - 1,
     )
@@ -533,6 +544,7 @@ class SmallestFactorState(typing.NamedTuple):
     smallest_factor_d: object  # [batch] int64: d of smallest_factor
     smallest_factor_d_next_1: object  # [batch] int64: d_next_1 of smallest_factor
     smallest_factor_n: object  # [batch] int64: n of smallest_factor
+    smallest_factor_range_1: object  # [batch] int64: range_1 of smallest_factor
     smallest_factor_return: object  # [batch] int64: the value smallest_factor returns
     overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
     index_error_at: object  # [batch] int32: the INDEX_LINES entry where an example indexed out of range or raised, or -1
@@ -556,13 +568,14 @@ def smallest_factor_block_0(state, stacks):
     # examples/primes.py:11  for d in range(2, n):
     active = state.pc == 0
     n = state.smallest_factor_n
-    range_1 = rt.spread(active, 2)
-    d_next_1 = range_1
-    d_next_1 = rt.select(active, d_next_1, state.smallest_factor_d_next_1)
-    in_range_1 = d_next_1 < n
+    range_1 = n
+    range_1 = rt.select(active, range_1, state.smallest_factor_range_1)
+    d_next_1 = rt.spread(active, 2)
+    in_range_1 = d_next_1 < range_1
     pc = rt.choose(in_range_1, 1, 4)
     pc = rt.select(active, pc, state.pc)
-    state = state._replace(pc=pc, smallest_factor_d_next_1=d_next_1)
+    state = rt.select_fields(active, state, smallest_factor_d_next_1=d_next_1)
+    state = state._replace(pc=pc, smallest_factor_range_1=range_1)
     return (state, rt.stack_writes(stacks))
 
 
@@ -597,11 +610,12 @@ def smallest_factor_block_3(state, stacks):
     n = state.smallest_factor_n
     d = state.smallest_factor_d
     d_next_1 = state.smallest_factor_d_next_1
+    range_1 = state.smallest_factor_range_1
     fault_1 = rt.python_error(active, "ZeroDivisionError", "divide", d)
     cond_2 = n % rt.py_divisor(d) == 0
     smallest_factor_return = d
     # examples/primes.py:11  for d in range(2, n):
-    in_range_1 = d_next_1 < n
+    in_range_1 = d_next_1 < range_1
     # examples/primes.py:14  if n % d == 0:
     # the examples that go on (the others return)
     going = rt.where(cond_2, False, active)
@@ -651,7 +665,7 @@ SMALLEST_FACTOR_BLOCKS = (
 )
 # per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 SMALLEST_FACTOR_WRITES = (
-    "pc smallest_factor_d_next_1",  # block 0
+    "pc smallest_factor_range_1 smallest_factor_d_next_1",  # block 0
     "pc smallest_factor_d smallest_factor_d_next_1",  # block 1
     "pc",  # block 2
     "pc smallest_factor_return return_sp index_error_at",  # block 3
@@ -679,6 +693,7 @@ def smallest_factor_program(n, max_stack_depth, **limits):
         smallest_factor_d=rt.zeros([batch], (), "int64"),
         smallest_factor_d_next_1=rt.zeros([batch], (), "int64"),
         smallest_factor_n=n,
+        smallest_factor_range_1=rt.zeros([batch], (), "int64"),
         smallest_factor_return=rt.zeros([batch], (), "int64"),
         overflow_at=rt.zeros([batch], (), "int32") - 1,
         index_error_at=rt.zeros([batch], (), "int32") - 1,

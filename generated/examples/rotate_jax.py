@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=3c93b71c260f4d3cfcbf23744395a674add3647d0fe7e4f60bf6f458886b9d80
-# autobatch: inputs-sha256=7d2f096246bae45cfd8ad28ce2adc33e8f7afd0c644d4dd093578201caeb79f2
+# autobatch: source-sha256=b5f2f64bca9593f30bfe569c30907df5b49d528bb4309ec92f6235f0d8d18ebe
+# autobatch: inputs-sha256=c57d5368c1c2f0c1944a53ea7dec23ec033186ed5c63232c5f5ada32b06c09b7
 # autobatch: body-sha256=43e08b878702c678648db71d7b2beae4fd87d3d8427d31e876010f5848d03f64
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

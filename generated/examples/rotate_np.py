@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=265b73d64aa78e86a5309bdb29a3a36a7c7c35044fa7fd76c60ba53f91a09903
-# autobatch: inputs-sha256=805c11e0b9064cd7e3b54c90f2da5b18d7737296b9775b657899bc8cecffeb63
+# autobatch: source-sha256=62abf73acecf127bdcc0295e5314a2e4e92537890287acd93e5e34f80bb4e21e
+# autobatch: inputs-sha256=cdd726b5d61dfda7fb3291c7ab02be71a65d0bad828e42655f151f30e4cae30d
 # autobatch: body-sha256=d197a3f19a4957fa84ab14f3f28c08a7f9c5979959aa266ecf9e9c3624ec1d21
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

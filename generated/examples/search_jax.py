@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=bd8e0dd11e8765636fcd6955c0456c110988a54bc9422394dc489490495eb300
-# autobatch: inputs-sha256=c61eacb5d259f485628cd433edfe5d42f2cb58678118292c69edb3d94fb1dc69
+# autobatch: source-sha256=fa27d1baffbc6ce8392e1d26d87dba81a4e91289ef201405d51c583b7f3d831d
+# autobatch: inputs-sha256=47274535e56efdd5ec8d7e44e41394565d101f7112c3326202e7732eb2cea653
 # autobatch: body-sha256=6b256b6e10f4bb5dd79219be4e13cf9f4cf4d560753e51253f1bc7456aba7b1b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=8af9e72616b510cb2731b783b9cca8f6e7427ddf4d34ad1462b78cdefa835a1c
-# autobatch: inputs-sha256=5f743f88172247fdc18debba4a0627b21702af34da0d9861ceb42d2f4138c846
+# autobatch: source-sha256=4581186ef34a35d329132edba004ab4873a9036af3f6c5bd9c5ad67b4dc03b96
+# autobatch: inputs-sha256=a09726dd9006a28c657be7c405c72936f586a7112d35bf49cbd516c66e0f339f
 # autobatch: body-sha256=68c3b2c4f5392f8da2fecf5180e5399118f4545d25fdfad6ee15afc1b3f3da87
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

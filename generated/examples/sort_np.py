@@ -5,9 +5,9 @@
 # autobatch: runtime=8
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=c2bd87dfb261671a71f55fad5489313965d2ab4baf67a7077b3e94c2274460d0
-# autobatch: inputs-sha256=aedf6bfc575aea6bd7ab9cd6838485f260996192845eba824627a3b3cc0347e3
-# autobatch: body-sha256=8dd0ecd8fb64abc77c19b1ab2879aa595121aee9806170f49b208eb0e8162cd0
+# autobatch: source-sha256=6cd6884a5f3bddcbac21bc036fee6b275da60d938052dba22dbed2c7099bd381
+# autobatch: inputs-sha256=a44580eee5c1860f3723998e03974d6951a8e6c7aa8f55c6e5999aa392eea657
+# autobatch: body-sha256=7f16f8c9c87c4b93fa172485f258f146913caa3bd83024c1e3a7cf161122a8fb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.
 
@@ -278,7 +278,7 @@ class InsertionSortState(typing.NamedTuple):
     insertion_sort_i_next_1: object  # [batch] int64: i_next_1 of insertion_sort
     insertion_sort_j: object  # [batch] int64: j of insertion_sort
     insertion_sort_key: object  # [batch] int64: key of insertion_sort
-    insertion_sort_range_2: object  # [batch] int64: range_2 of insertion_sort
+    insertion_sort_range_1: object  # [batch] int64: range_1 of insertion_sort
     insertion_sort_return: object  # [batch, n] int64: the value insertion_sort returns
     insertion_sort_v: object  # [batch, n] int64: v of insertion_sort
     overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
@@ -304,17 +304,14 @@ def insertion_sort_block_0(state, stacks):
     # examples/sort.py:18  for i in range(1, len(v)):
     active = state.pc == 0
     v = state.insertion_sort_v
-    range_1 = rt.spread(active, 1)
-    range_2 = rt.spread(active, size_n)
-    range_2 = rt.select(active, range_2, state.insertion_sort_range_2)
-    i_next_1 = range_1
-    i_next_1 = rt.select(active, i_next_1, state.insertion_sort_i_next_1)
-    in_range_1 = i_next_1 < range_2
+    range_1 = rt.spread(active, size_n)
+    range_1 = rt.select(active, range_1, state.insertion_sort_range_1)
+    i_next_1 = rt.spread(active, 1)
+    in_range_1 = i_next_1 < range_1
     pc = rt.choose(in_range_1, 1, 6)
     pc = rt.select(active, pc, state.pc)
-    state = state._replace(
-        pc=pc, insertion_sort_range_2=range_2, insertion_sort_i_next_1=i_next_1
-    )
+    state = rt.select_fields(active, state, insertion_sort_i_next_1=i_next_1)
+    state = state._replace(pc=pc, insertion_sort_range_1=range_1)
     return (state, rt.stack_writes(stacks))
 
 
@@ -424,12 +421,12 @@ def insertion_sort_block_5(state, stacks):
     v = state.insertion_sort_v
     key = state.insertion_sort_key
     i_next_1 = state.insertion_sort_i_next_1
-    range_2 = state.insertion_sort_range_2
+    range_1 = state.insertion_sort_range_1
     index_2 = j + 1
     fault_1 = rt.index_fault(active, v, (index_2,))
     v = rt.put(v, (index_2,), rt.select(active, key, rt.take(v, (index_2,))))
     # examples/sort.py:18  for i in range(1, len(v)):
-    in_range_1 = i_next_1 < range_2
+    in_range_1 = i_next_1 < range_1
     pc = rt.choose(in_range_1, 1, 6)
     pc = rt.select(active, pc, state.pc)
     # examples that indexed out of range or raised stop here; the caller raises
@@ -466,7 +463,7 @@ INSERTION_SORT_BLOCKS = (
 )
 # per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 INSERTION_SORT_WRITES = (
-    "pc insertion_sort_range_2 insertion_sort_i_next_1",  # block 0
+    "pc insertion_sort_range_1 insertion_sort_i_next_1",  # block 0
     "pc insertion_sort_i_next_1 insertion_sort_key insertion_sort_j "
     "insertion_sort_and__1 index_error_at",  # block 1
     "pc insertion_sort_and__1 index_error_at",  # block 2
@@ -506,7 +503,7 @@ def insertion_sort_program(v, max_stack_depth, **limits):
         insertion_sort_i_next_1=rt.zeros([batch], (), "int64"),
         insertion_sort_j=rt.zeros([batch], (), "int64"),
         insertion_sort_key=rt.zeros([batch], (), "int64"),
-        insertion_sort_range_2=rt.zeros([batch], (), "int64"),
+        insertion_sort_range_1=rt.zeros([batch], (), "int64"),
         insertion_sort_return=rt.zeros([batch], (size_n,), "int64"),
         insertion_sort_v=v,
         overflow_at=rt.zeros([batch], (), "int32") - 1,

@@ -5,9 +5,9 @@
 # autobatch: runtime=8
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=bf36664dfdc202acaf109bb7ec541b376e152a0be3a52a1b790b4a6d849d3d29
-# autobatch: inputs-sha256=c3c28eb64ea922b4f6355a5105cddecd6bd4072c579e4b25019418839db23d18
-# autobatch: body-sha256=8861dcdd466bf1f91e79a777a2e0f90c0b192bd4e0d8746ec016746b8d2a8d40
+# autobatch: source-sha256=9e46acef0736aa2e75b0b257707838ef9df3b6cec18fda420f590f5e47c6ab53
+# autobatch: inputs-sha256=59538664cd3830eca084ab94965187b0fe929276f65d6f9c87c50f69277c9dbf
+# autobatch: body-sha256=2c59643298a139bf75191ca2ad3f165bb195c55f1e6536a694b471fbbbc5d930
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.
 
@@ -122,9 +122,9 @@ def predict_block_2(state, stacks):
     active = state.pc == 2
     x = state.predict_x
     node = state.predict_node
-    fault_1 = rt.index_fault(active, x, (rt.lookup(FEATURE, (node,)),))
-    fault_2 = rt.index_fault(active, THRESHOLD, (node,), batched=False)
-    fault_3 = rt.index_fault(active, FEATURE, (node,), batched=False)
+    fault_1 = rt.index_fault(active, FEATURE, (node,), batched=False)
+    fault_2 = rt.index_fault(active, x, (rt.lookup(FEATURE, (node,)),))
+    fault_3 = rt.index_fault(active, THRESHOLD, (node,), batched=False)
     cond_2 = rt.take(x, (rt.lookup(FEATURE, (node,)),)) <= rt.lookup(THRESHOLD, (node,))
     pc = rt.choose(cond_2, 3, 4)
     pc = rt.select(active, pc, state.pc)

@@ -5,9 +5,9 @@
 # autobatch: runtime=8
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=0d9f486c0fab878616712f5a3ba4639c5a8496478fd77bc64b1f9bf9201037f9
-# autobatch: inputs-sha256=de615148c19b8eec72fe9523037048ea20e43c70725c9d7942d6829fe1489568
-# autobatch: body-sha256=002657d324b370b9d385fdb419478f2dcdf6861a50e1a9264f0460648698e7f1
+# autobatch: source-sha256=703a04200b6b3908fbc26beb3bb58937745afddc69ead6ca7bb964b6756476f8
+# autobatch: inputs-sha256=fa016a910dd8727fb17f5532df8d79bedf145fcb7dd9765dfd335377d7224cc1
+# autobatch: body-sha256=0c0f077cf555756984410ca7cfd3a3db2299e1aacb98687b2cb3b4053f138033
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.
 
@@ -122,9 +122,9 @@ def predict_block_2(state, stacks):
     active = state.pc == 2
     x = state.predict_x
     node = state.predict_node
-    fault_1 = rt.index_fault(active, x, (rt.lookup(FEATURE, (node,)),))
-    fault_2 = rt.index_fault(active, THRESHOLD, (node,), batched=False)
-    fault_3 = rt.index_fault(active, FEATURE, (node,), batched=False)
+    fault_1 = rt.index_fault(active, FEATURE, (node,), batched=False)
+    fault_2 = rt.index_fault(active, x, (rt.lookup(FEATURE, (node,)),))
+    fault_3 = rt.index_fault(active, THRESHOLD, (node,), batched=False)
     cond_2 = rt.take(x, (rt.lookup(FEATURE, (node,)),)) <= rt.lookup(THRESHOLD, (node,))
     pc = rt.choose(cond_2, 3, 4)
     pc = rt.select(active, pc, state.pc)

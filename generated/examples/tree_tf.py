@@ -5,9 +5,9 @@
 # autobatch: runtime=8
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=32f4306bdcac6bec01a42bb80a21faa0a140eded66596b052fb410a444cd7d52
-# autobatch: inputs-sha256=55759a28b5bfcd41b2e47c0b5e6b6f52d705d6b29e1009625a950e2f6a112866
-# autobatch: body-sha256=5c0313dd369f48992def29cef460fd9eb90784cc5a26d0bafe3e864de1c8d17e
+# autobatch: source-sha256=5bbf66979e1f4c25b29e29a5bb947d3b2c1e9938716829762799466a8c10cee7
+# autobatch: inputs-sha256=90753255ce77683f70b9607985d426388c50dcde8ac84a49225771833ab439f0
+# autobatch: body-sha256=c6e0146609ea0a8ae63512ef3f9e1603bc095eaba1fde38dbecb84551b78c06c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.
 
@@ -122,9 +122,9 @@ def predict_block_2(state, stacks):
     active = state.pc == 2
     x = state.predict_x
     node = state.predict_node
-    fault_1 = rt.index_fault(active, x, (rt.lookup(FEATURE, (node,)),))
-    fault_2 = rt.index_fault(active, THRESHOLD, (node,), batched=False)
-    fault_3 = rt.index_fault(active, FEATURE, (node,), batched=False)
+    fault_1 = rt.index_fault(active, FEATURE, (node,), batched=False)
+    fault_2 = rt.index_fault(active, x, (rt.lookup(FEATURE, (node,)),))
+    fault_3 = rt.index_fault(active, THRESHOLD, (node,), batched=False)
     cond_2 = rt.take(x, (rt.lookup(FEATURE, (node,)),)) <= rt.lookup(THRESHOLD, (node,))
     pc = rt.choose(cond_2, 3, 4)
     pc = rt.select(active, pc, state.pc)

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=019ef02377389fde953110ed2dd6e9d39dda8607775010c7d691c9e696bab9a4
-# autobatch: inputs-sha256=8a8c4f5bbb7aff3504ec56420bd7a65b3d7c4f6a0d0964c31b2a66f7989a0a17
+# autobatch: source-sha256=5e6df4eed0db110a6172196212e6cf4df6b381006b833e171ff86e98bb027943
+# autobatch: inputs-sha256=8579b44689197747e5c53627702f9c9be80fe5ed2f730638c583fb8e65250785
 # autobatch: body-sha256=1d1c5f9c10947442da34d9285b12655c3cc2e762f1fa68b2b1a935cf6e277591
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

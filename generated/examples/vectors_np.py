@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=844cbd1fa67ba9c7e07af60c2656fab585a07a45eddb956506a7cb89d07e4259
-# autobatch: inputs-sha256=343614b4076ed7a7f9dcf71f90116fc144ae70df78e8387ea9a87c4ec6f2089f
+# autobatch: source-sha256=26e2da8d9e93a962a5950a4b47d0c304cb3dad2a4271daaf3b67d2bf0f39a540
+# autobatch: inputs-sha256=ba3fefaf3523a99561c66d688c6349aff0ff151910dde73570fcba17a2000ccf
 # autobatch: body-sha256=e2e2647efd0b56640ffe4190eb7379b6533baa8120a4b923e61693d5aaf592dc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -343,13 +343,14 @@ class _BlockBody(BlockEnd):
         for each error Python may raise at a division, `math` function,
         power or int conversion of per-example numbers (python_errors.py).
         The operands are repeated (cheap, pure; XLA computes them once)."""
-        for node in ast.walk(value):
+        for node in _evaluation_order(value):
             raises = _python_errors(node)
             if raises is not None:
                 operation, operands, errors = raises
-                for error, message in errors:
+                for error, message, *check in errors:
                     flag = self.new_fault(python_errors.line_entry(error, message, ""))
-                    arguments = [_name("active"), ast.Constant(error), ast.Constant(operation)]
+                    test = check[0] if check else operation
+                    arguments = [_name("active"), ast.Constant(error), ast.Constant(test)]
                     arguments += [copy.deepcopy(o) for o in operands]
                     self.out.append(
                         ast.Assign([_name(flag, True)], ast.Call(_runtime("python_error"), arguments, []))
@@ -414,3 +415,13 @@ class _BlockBody(BlockEnd):
         ):
             value = _call("cast", value, target_type.dtype.name)
         self.out.append(ast.Assign([self.target(call.vars_out)], value))
+
+
+def _evaluation_order(node):
+    """`node` and the nodes inside it in the order Python evaluates them
+    (operands before the operation, left to right), so that an example
+    that would fail twice is reported at the first (`a % b, math.fmod(a, b)`
+    with b == 0: ZeroDivisionError)."""
+    for child in ast.iter_child_nodes(node):
+        yield from _evaluation_order(child)
+    yield node

@@ -103,6 +103,8 @@ def _python_errors(node):
     args = list(node.args)
     if helper == "py_bound" and len(args) == 2 and isinstance(args[1], ast.Constant):
         return "bound", args[:1], python_errors.unbound_errors(args[1].value)
+    if helper == "py_powmod" and len(args) == 3:
+        return "powmod", args, python_errors.errors_of("powmod")
     if helper == "py_divisor" and len(args) == 1:
         return "divide", args, python_errors.errors_of("divide")
     if helper == "py_power" and len(args) == 2:

@@ -40,7 +40,8 @@ class Loops:
         The counter is advanced before the body runs, so `continue` can jump
         straight back to the test; `i` keeps its last value after the loop.
         """
-        args = [self.operand(a, origin, "range") for a in stmt.iter.args]
+        # evaluated once, as Python does: the body may rebind the names they read
+        args = [self.evaluated_once(a, origin, "range") for a in stmt.iter.args]
         if len(args) == 1:
             start, stop, step = "0", args[0], "1"
         else:

@@ -387,25 +387,11 @@ def py_sorted_elements(values, reverse=False):
     return [ordered[..., k] for k in range(len(values))]
 
 
-from autobatch_runtime.python_errors import ArrayOps, helpers as _python_error_helpers  # noqa: E402
+from autobatch_runtime.python_errors import array_ops, helpers as _python_error_helpers  # noqa: E402
 from autobatch_runtime.ragged import array_helpers as _ragged_helpers  # noqa: E402
 
 globals().update(_ragged_helpers(jnp))  # ragged_*: vectors of per-example length
 
 
-globals().update(  # python_error, py_divisor, py_power: where Python raises (python_errors.py)
-    _python_error_helpers(
-        ArrayOps(
-            asarray=jnp.asarray,
-            as_float=lambda a: a.astype(FLOAT),
-            is_float=lambda a: a.dtype.kind == "f",
-            isnan=jnp.isnan,
-            isfinite=jnp.isfinite,
-            floor=jnp.floor,
-            where=jnp.where,
-            ones_like=jnp.ones_like,
-            power=jnp.power,
-            math=py_math,
-        )
-    )
-)
+# python_error, py_bound, py_divisor, py_power: where Python raises (python_errors.py)
+globals().update(_python_error_helpers(array_ops(jnp, py_math)))

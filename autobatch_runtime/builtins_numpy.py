@@ -377,7 +377,7 @@ def py_sorted_elements(values, reverse=False):
     return [ordered[..., k] for k in range(len(values))]
 
 
-from autobatch_runtime.python_errors import ArrayOps, helpers as _python_error_helpers  # noqa: E402
+from autobatch_runtime.python_errors import array_ops, helpers as _python_error_helpers  # noqa: E402
 from autobatch_runtime.ragged import array_helpers as _ragged_helpers
 
 globals().update(_ragged_helpers(np))  # ragged_*: vectors of per-example length
@@ -388,19 +388,5 @@ def _power(base, exponent):
         return np.power(base, exponent)
 
 
-globals().update(  # python_error, py_divisor, py_power: where Python raises (python_errors.py)
-    _python_error_helpers(
-        ArrayOps(
-            asarray=np.asarray,
-            as_float=lambda a: a.astype(FLOAT),
-            is_float=lambda a: a.dtype.kind == "f",
-            isnan=np.isnan,
-            isfinite=np.isfinite,
-            floor=np.floor,
-            where=np.where,
-            ones_like=np.ones_like,
-            power=_power,
-            math=py_math,
-        )
-    )
-)
+# python_error, py_bound, py_divisor, py_power: where Python raises (python_errors.py)
+globals().update(_python_error_helpers(array_ops(np, py_math, power=_power)))

@@ -432,6 +432,7 @@ PYTHON_HELPERS = (
     "py_divisor",
     "py_float",
     "py_int",
+    "py_isclose",
     "py_list_equal",
     "py_lshift",
     "py_math",

@@ -100,7 +100,12 @@ POWMOD_ERRORS = (
 
 def unbound_errors(name):
     """What reading local `name` unassigned raises (passes/unbound.py)."""
-    return (("UnboundLocalError", f"cannot access local variable '{name}' where it is not associated with a value"),)
+    return (
+        (
+            "UnboundLocalError",
+            f"cannot access local variable '{name}' where it is not associated with a value",
+        ),
+    )
 
 
 def power_errors(exponent=None):
@@ -149,8 +154,25 @@ class ArrayOps:
         self.math = math  # (name, *arrays) -> the backend's py_math
 
 
+def array_ops(xp, math, power=None):
+    """ArrayOps of NumPy or jax.numpy (`xp`), with the backend's py_math."""
+    return ArrayOps(
+        asarray=xp.asarray,
+        as_float=lambda a: a.astype(xp.float64),
+        is_float=lambda a: a.dtype.kind == "f",
+        isnan=xp.isnan,
+        isfinite=xp.isfinite,
+        floor=xp.floor,
+        where=xp.where,
+        ones_like=xp.ones_like,
+        power=power or xp.power,
+        math=math,
+    )
+
+
 def helpers(ops):
-    """`python_error`, `py_bound`, `py_divisor` and `py_power` for one backend."""
+    """`python_error`, `py_bound`, `py_divisor`, `py_power` (and
+    `py_isclose`, whose infinities work like these) for one backend."""
 
     def py_divisor(value):
         """A per-example divisor (a number) with 1 where it is 0: those
@@ -170,6 +192,17 @@ def helpers(ops):
         odd = (exponent == ops.floor(exponent)) & (half * 2.0 != exponent)
         of_minus_inf = ops.where(odd, -ops.power(-base, exponent), ops.power(-base, exponent))
         return ops.where(base == -_INFINITY, of_minus_inf, result)
+
+    def py_isclose(a, b, rel_tol, abs_tol):
+        """`math.isclose(a, b, rel_tol=..., abs_tol=...)`: equal, or (both
+        finite) within the larger of the relative and absolute tolerance."""
+        a, b = ops.as_float(ops.asarray(a)), ops.as_float(ops.asarray(b))
+        rel_tol, abs_tol = ops.as_float(ops.asarray(rel_tol)), ops.as_float(ops.asarray(abs_tol))
+        difference = abs(b - a)
+        near = (difference <= abs(rel_tol * b)) | (difference <= abs(rel_tol * a))
+        near = near | (difference <= abs_tol)
+        finite = ops.isfinite(a) & ops.isfinite(b)
+        return (a == b) | (finite & near)
 
     def python_error(active, error, operation, *operands):
         """[batch] bool: the active examples for which Python's `operation`
@@ -239,6 +272,7 @@ def helpers(ops):
         "python_error": python_error,
         "py_bound": py_bound,
         "py_divisor": py_divisor,
+        "py_isclose": py_isclose,
         "py_power": py_power,
     }
 

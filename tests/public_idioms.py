@@ -84,6 +84,16 @@ def numeric_idioms(n, a, m):
 
 
 @ctx.batch
+def newton_sqrt(x, k):
+    """Newton's method to math.isclose; an int to a literal negative power
+    (a float in Python)."""
+    guess = x / 2.0 if x > 1.0 else 1.0
+    while not math.isclose(guess * guess, x, rel_tol=1e-12):
+        guess = (guess + x / guess) / 2.0
+    return guess, k**-1, math.isclose(guess, k, abs_tol=0.5)
+
+
+@ctx.batch
 def remainders(a, b):
     return a % b, math.fmod(a, b)  # <-- b == 0: the first raises first
 

@@ -59,6 +59,16 @@ def test_numbers_as_python_computes_them(mode):
     assert got[2] == [w[2] for w in want]
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_newton_to_isclose_and_a_negative_literal_power(mode):
+    x, k = np.array([2.0, 9.0, 0.25, 1e6]), np.array([1, 3, 4, -2])
+    got = [np.asarray(leaf).tolist() for leaf in P.newton_sqrt(x, k, **MODES[mode])]
+    want = per_example("newton_sqrt", x, k)
+    assert np.allclose(got[0], [w[0] for w in want], rtol=1e-12)
+    assert got[1] == [w[1] for w in want] == [1.0, 1 / 3, 0.25, -0.5]
+    assert got[2] == [w[2] for w in want] == [True, True, False, False]
+
+
 def test_the_first_error_python_meets_is_the_one_raised():
     with pytest.raises(ZeroDivisionError, match=r"example\(s\) \[1\]"):
         P.remainders(np.array([5.0, 5.0]), np.array([2.0, 0.0]), backend="numpy")

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=ce06fc6281c37b330ede37693a788463049e389b1ac6820ae960395faf79d2cd
-# autobatch: inputs-sha256=f4335dbc03cf89a5a9aa3540a7c86a7b533e14d8a60bf581a18542f0b6dfe114
+# autobatch: source-sha256=33da5d59aed58111cdb4d70fe6608df1e77e95337dd52d1d06ac61cd7c6c8965
+# autobatch: inputs-sha256=4b869a3c2db83f9f4235cb362f13c5928c677b2b001eac9e1fcd9fd62aa60c44
 # autobatch: body-sha256=93a7c750220dccf97f39a94f7e14440f12a5bf83247f4af96e2e97c5933dcdb7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=ea39eeafe1eb48189e75fff61ec6c49c1304d3a6a5cbc4e6f47d958a951a465c
-# autobatch: inputs-sha256=fd4d418f28ecfcee35c0775ff5780990725ef01142a81dadf2ff600726592e70
+# autobatch: source-sha256=ca90a7499758f062c27361ba06b2f690c8cd987b16654bbae20db2ed26cc5a7c
+# autobatch: inputs-sha256=9a60e6746033f7396e4c99d9d8d9df9920138f1d790a86dcd105c1f257a6a135
 # autobatch: body-sha256=4ed290b6e267bebd910612c114fd264a19f5e6c0636eece8473467896041ac27
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=410a9943702bfeb32b70e37e98206517c5648ef2b748dac6a79bb235316e986f
-# autobatch: inputs-sha256=3d79496f48045033c2268bb3110660e68d8c8ab142f7f670518f1b9583b74cee
+# autobatch: source-sha256=2cc50329f8830bf388d9e2b77e6ade4008543dd52e407ef6a4a434692893f86f
+# autobatch: inputs-sha256=9941f5c9d5f8099e45bd83eb57fa9cb3749bff8156bc2fd90ca9e9b3e1cbae63
 # autobatch: body-sha256=2fcb030875656ab4c37c6986051792a3b262c7f2604941af268ac775d74bb67a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

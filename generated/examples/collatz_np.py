@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=eb2c5c281755d8dabad0754c688649172c9c23df6ecd2f8844ab16731b06aef1
-# autobatch: inputs-sha256=66e04d5208793d025378e731052327ff6c9462b397ee36cafa3ceac0042a1011
+# autobatch: source-sha256=8d81001cf0db55c0cbc2b39d4915d3b7bda4cf7058ef28be49092255af5fedb6
+# autobatch: inputs-sha256=6249c615afb55d7f3286a450101c913d6d59b5df6927eb9f150fbdb97cdaa282
 # autobatch: body-sha256=024faea5976e947363c1bf7c90970b3aa2ccb3087547461b647becad29ea6fb6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

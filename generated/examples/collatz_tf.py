@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=56e0e279d0b2a2e2b9a62f7fe4aa8e0089aa4c83e0ba0f0f4de4a0506ea56425
-# autobatch: inputs-sha256=54ab2df3dda76c258cd7932c3266b9d26ebdd384f150403a3f9a93df5a509d79
+# autobatch: source-sha256=733c3b0ffad4cf35e886c8238d9c4af9570b06fb9fa3a65acbb925d25a0bd466
+# autobatch: inputs-sha256=94886e94b6e3a7f3201febde032927e981299eed9c957bcf6af3e1a1c11cfa63
 # autobatch: body-sha256=665fdb20a596a9744c35ea16e8e7e132f5cdaabb570bdc5e665979c398cc92db
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

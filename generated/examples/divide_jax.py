@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=4b230cd5d13d95fe674185fe034fb356dfe24d83e313555c7c86d951e0d61860
-# autobatch: inputs-sha256=0a73480f69c89a8dc915be3859bef460b0280b3a82a3370a2439ab8cd5091233
+# autobatch: source-sha256=06e1ed2280ab4255de9250962c6c1bc91254c752469ee70bbb3f59bd9620289f
+# autobatch: inputs-sha256=5984bb2009286193335e8ad389b4893ee47b02f55a06adeec9ec53fa00b49faa
 # autobatch: body-sha256=36cb3653eada4f6461a03a507810186856ce7f2a7cb0ba0225014eb1233122db
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=9dc29a76e5cfcfe0163875de629edef9eb4494cf514d44ae5a255e254c959c30
-# autobatch: inputs-sha256=739094283dbedd8fcb13cbb66472b2d5d3b97d3fc44d62f8ac382a85170d3104
+# autobatch: source-sha256=bea6810f3c414df6e6fc96116c184c7ed7ba2501a054457e937937d49c7187b7
+# autobatch: inputs-sha256=a0f0c73da0ce362964014339044178c63e868195ac14ba72b653cd44e5ee38d5
 # autobatch: body-sha256=279aa43834d2e69ebce052e5399455dd89a3986bcb26038a28107a8d6986dd8e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=18e290bb88b5718b826bf742bec6ce7b7d40c2c49c21fec538306eb3128bd3c0
-# autobatch: inputs-sha256=1cbb69af6cc1a271a6c2b205bdd2eeed3e980ebb30884c142dccfa5f6a1f722d
+# autobatch: source-sha256=eea82c264d265d9e971546f9e832c77a09adf9a4410578e454697aba82098638
+# autobatch: inputs-sha256=cf9b8bdee4e53db92c3b9723170a370f1bbea23059b69e4071b5478100fca65d
 # autobatch: body-sha256=628e4e28406f1c955dbd6c77af4c9970416f5c9b5aba6d4cf589c3c89e60ce9d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

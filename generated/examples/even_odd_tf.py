@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=24a96cb0b370b6f5af44700f8b07496502b01bbbeeaeed8b7eb608ca4354d81c
-# autobatch: inputs-sha256=1df1486f6a33eac688d9c0fac2a5e1e975b475656a64b2895ff380e32f0c0fb7
+# autobatch: source-sha256=f92efcc37fb90e951e79f52531abfa8b8a4b21aa7df02bcf9bed10baadea097e
+# autobatch: inputs-sha256=20d6458ed7f5bf563351917d75a420d4037473d367e03c9bb26118319d3ff0aa
 # autobatch: body-sha256=a84fe9180414070969ead07e5e1e4165b74acf52e5babccdc9f20637cad6071f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=5f00ea9908fa7bee9f5000dd4ae0dbb5d5ea942afccb774a069f83bccf61d304
-# autobatch: inputs-sha256=c34bb094df09113db095335cad95398d5abb59dd5fc2c787a0f4bf8a4fc5ec29
+# autobatch: source-sha256=76b7a52d8c046370fc8921cd6b88b6cf8516ab04c5d8f71538a243ce2aa950bd
+# autobatch: inputs-sha256=cab1c755f2be411a07333604b5f928bffe9da378dcd51dbe2039fe1ab1f21cc5
 # autobatch: body-sha256=d0167301f349ee8b50528bd05ae6ef69bf589337eb2b9dd6d5afc5aa1d6cfd16
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=89b98cf9ece308e8e4db30461d2f81328965c72c9878f83ecc75ce333a1d7bfc
-# autobatch: inputs-sha256=3bfc64cad3b62f7b3e41e8a88b8791b4cd9624e7c480052128ae8fa3bf387649
+# autobatch: source-sha256=092f4db3e7bd5ca8362fed3d18ef8372e37494a7643acb963bc87b272c436e0e
+# autobatch: inputs-sha256=b7be729a9555fa70bbdd89af33bae23628ddb8ead62840382e19fed53ad310bb
 # autobatch: body-sha256=593df3a560047bc7129205c5eeb3a2c874f9f55170dc1d678932dd647e7748e1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

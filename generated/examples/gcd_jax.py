@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=61813c9cb6f4b2d4bc5f4ed5deef9b312f972dc34959720f8fc41672675b7a56
-# autobatch: inputs-sha256=cab027de4887e9d5f039cfb9b226428bb6b839d0053a0a01b26eb50deb0690d7
+# autobatch: source-sha256=c1e319053cf69170a12c9587ae26ea7acb37ef290821aa6e690478a953671c16
+# autobatch: inputs-sha256=20ea8d5e257bdcd7e033b3963cde72d8134ff29ba1cce6a7ca136edd99214b91
 # autobatch: body-sha256=1095ec52ae08eba8fbd7c8ff4bf8c836a8bf0a1f41c955fc5e49fc9a7941ba74
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

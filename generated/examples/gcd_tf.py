@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=ff9c7c3c92f49692e466b7d853602eb9e39e8440602751d22d8eab553b902103
-# autobatch: inputs-sha256=82a676821222480d243dc7de8d8a986bbccb8d4df9e1d9b39ac6100d21dc1dc3
+# autobatch: source-sha256=e96ef083494a5523e0443200e8a12691428197c7c7340e5f31ba71dc74b6950c
+# autobatch: inputs-sha256=862ffbdc92d89a48e15e153c0493227b86e4c0da42ac405bdf41f1935abaf2e4
 # autobatch: body-sha256=ca4fabe6573c8a565a9264016dbd3ccbbf078ff7f590d4a8d7333ec03aa7ff69
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

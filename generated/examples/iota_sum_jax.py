@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=f34bab9c1b7d438a849ac4aa66fce6eac74e03cb5eb34a6a64eb3b7580e49df0
-# autobatch: inputs-sha256=d0497711017e705cea8ee5cc74c58bf682ea29901db250bb0477be0886f3bb7a
+# autobatch: source-sha256=8d80b416b399a44e0abcadb32dbde531b494dfb9813ea7c3873d011243970068
+# autobatch: inputs-sha256=8895ccda4a1c726c58bf30fb1c23a06bf498fa49b7999c2f8c0acf1ebee749bb
 # autobatch: body-sha256=0e69b9ddb12bb054dbf5079d3d3024d9555b79b3245e1ab89cbf176567356a97
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=ab168a9bb71ea3abc1a1614c41992fd82754a0cb3d972e269c3beabfacd5b472
-# autobatch: inputs-sha256=7aaebdcdda56b2536c0687fd20e73da502f6fcccb44105e24bdece460f1f50c6
+# autobatch: source-sha256=c974f28426f9adfb20e6a50416e7b44c83097f3751935534bab316c4f84dbb91
+# autobatch: inputs-sha256=c3efb8ff7caa8516aec0ed3dac9fa4a132f01280ca2fac648cb3e7820969c255
 # autobatch: body-sha256=78838efc0d3cc0b6c1ba9c6824f55292fefddccd535b373c31b4dc9f4bb070ee
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=61583f13581572f822b18251072136208fba297ea4af958d1940804da5044cdc
-# autobatch: inputs-sha256=8c9905ea36544e077f41a17210e41393af6eec6eba4732d234a3aeff511baec6
+# autobatch: source-sha256=cc4847a012599b3e021498cec9f293f383c538557a24a2e3c341f9a857f2640b
+# autobatch: inputs-sha256=81999815e45866924bea3cff04fc39dd7bca0fb75026f1b29575a65b5b1e143e
 # autobatch: body-sha256=b2a08d91abb51a3193af0d9bf895a2e65957d2fe08cd4aa34102473ac13ca0ae
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

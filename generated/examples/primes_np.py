@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=a3973277695b817c629675dd3461b58abfd3c594f8f9080d198fe51d16801f03
-# autobatch: inputs-sha256=a1a9af19b7a719967139e597c391661a9e8321801fd81513dcc7f2ffb66a5f45
+# autobatch: source-sha256=923c0936ce258066948011b122c75e3608a3476824e377d73ecbb8c480d82144
+# autobatch: inputs-sha256=4323c147279c249ef80db672fa583fc6c812c7bba8a012c5a1bb6607001393ea
 # autobatch: body-sha256=e9879d69c15fa6378db21d5c25c988397dfaca83ff6b5becefdf3a833cc0a258
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=b5f2f64bca9593f30bfe569c30907df5b49d528bb4309ec92f6235f0d8d18ebe
-# autobatch: inputs-sha256=c57d5368c1c2f0c1944a53ea7dec23ec033186ed5c63232c5f5ada32b06c09b7
+# autobatch: source-sha256=de2eb58c9408d8aee0c010aec05f0fdc33a10cca4f3703d1d26466fc9e2b486c
+# autobatch: inputs-sha256=48605f958af0ebefde0aa563a160339050c0c406e9aa55f4f04377ebc63a2514
 # autobatch: body-sha256=43e08b878702c678648db71d7b2beae4fd87d3d8427d31e876010f5848d03f64
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=62abf73acecf127bdcc0295e5314a2e4e92537890287acd93e5e34f80bb4e21e
-# autobatch: inputs-sha256=cdd726b5d61dfda7fb3291c7ab02be71a65d0bad828e42655f151f30e4cae30d
+# autobatch: source-sha256=b0f9ede3b50a63430634a78513ffee60490d61a49816744f20ac770381013f2f
+# autobatch: inputs-sha256=ad69f9c58603225f21e55cc96dcca1c9119dbb80b5613e6e7c52c0d6a816b653
 # autobatch: body-sha256=d197a3f19a4957fa84ab14f3f28c08a7f9c5979959aa266ecf9e9c3624ec1d21
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

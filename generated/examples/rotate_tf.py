@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=a510f52ea85897363f3e362fae5eae5bd773567596b19abdbd8a3938e4248dff
-# autobatch: inputs-sha256=06fa174b555bf67e522974b754f6ae9c8e19c2fbcf052f4726a6e93e9c927f4d
+# autobatch: source-sha256=9dc995a984a09478ec26531db35480d6874a87047595baec6d5bfc8ee3c46d05
+# autobatch: inputs-sha256=149500af237054d8f86d6fa1ef192d14aa2f6cff690cef2f1b40a2019d668416
 # autobatch: body-sha256=1fc943efb8bb8b16e7f0dffc6cfe1fd081043d37a1f296d8db8d01a56493c001
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=fa27d1baffbc6ce8392e1d26d87dba81a4e91289ef201405d51c583b7f3d831d
-# autobatch: inputs-sha256=47274535e56efdd5ec8d7e44e41394565d101f7112c3326202e7732eb2cea653
+# autobatch: source-sha256=e00101ff17477714131ca603a03466d54fe19736c65e8d77283b4a31c29dd1f1
+# autobatch: inputs-sha256=4b6ded389ff48e38d41e1310edb867dcf4eccf43c23d535feda1b3ac7bfa433f
 # autobatch: body-sha256=6b256b6e10f4bb5dd79219be4e13cf9f4cf4d560753e51253f1bc7456aba7b1b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

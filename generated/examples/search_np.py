@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=4581186ef34a35d329132edba004ab4873a9036af3f6c5bd9c5ad67b4dc03b96
-# autobatch: inputs-sha256=a09726dd9006a28c657be7c405c72936f586a7112d35bf49cbd516c66e0f339f
+# autobatch: source-sha256=7f5209affb59654a3984a5bd39ad8e24470ec7c12a64b6ab945141c192278515
+# autobatch: inputs-sha256=b719189f919bc34634636272e2dafddf3c3e04db55bbb99b627e510925755d9c
 # autobatch: body-sha256=68c3b2c4f5392f8da2fecf5180e5399118f4545d25fdfad6ee15afc1b3f3da87
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

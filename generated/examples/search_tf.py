@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=1a8743e3577888046b1e233c7d2e30b11724bc2fbdd10c6e1e2bb2b004fbb7de
-# autobatch: inputs-sha256=7d534e768143c8d579ed9008aec6b68233dcc486c5d9a21702178ecff2bae203
+# autobatch: source-sha256=82602f77ea2e1bac64e68adc8998d4c2cfcae4dffef0b84f4d1e2abc4f6fb221
+# autobatch: inputs-sha256=ea12bff7e7dda5974dd46236e4bd8a64569f4b7ea438af1becc04bd5c40a857c
 # autobatch: body-sha256=93a1afc918e7492bd75cf7a66e779895b96eac033f7fc43881c05f8cd26859f5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

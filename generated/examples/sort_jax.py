@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=e9e1a169497ee93fd6a3eff411d7b70e2586d08e3cd99dcc04c183d70ba1d3f9
-# autobatch: inputs-sha256=dd0da0ad7430f374338c50b4e05c844a6038143a36b2a5e25c528e7105296db3
+# autobatch: source-sha256=51681cc1c9b346e49611337e695fd8a200a7077132759851c4b0bb69ad14b4cb
+# autobatch: inputs-sha256=6d80b5203a6d086a6345411386a11d88f18ca1a31d40b7d333e501526f85fe56
 # autobatch: body-sha256=c7ebe27d24094851cc4f0a2f7030eeac0565e5fd4806487c5ba0f01c385d751d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=6d7fc48901bb8a4de9e518553fa1909e646a255b6f61941d822faa5a41d34250
-# autobatch: inputs-sha256=8a4904eb2ab1d58cd55d268f1bb5ec3245b2dd8ba8f9a687b15a6e9c3313ad04
+# autobatch: source-sha256=2979d3e02abb82ac72498a58420288bba249e61aefdcbf7a8ce7d33e5bb2dbd5
+# autobatch: inputs-sha256=a09bcd7f8f828daeb22a6a933bb00d4a59117d59d3abf493e8187510f64925b4
 # autobatch: body-sha256=5e60df827ea1943b75df023631dadaff5dee7b81cdafe201cf825fa50bcaacda
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=9e46acef0736aa2e75b0b257707838ef9df3b6cec18fda420f590f5e47c6ab53
-# autobatch: inputs-sha256=59538664cd3830eca084ab94965187b0fe929276f65d6f9c87c50f69277c9dbf
+# autobatch: source-sha256=418d80095a6531028e6115d02f216cc4c3208590a961dfeaf6387dff7aa8d75a
+# autobatch: inputs-sha256=995d558194ad4878e3b1a10a6cc0570ebed76d66df4245daaf2ccfa3c071aa8a
 # autobatch: body-sha256=2c59643298a139bf75191ca2ad3f165bb195c55f1e6536a694b471fbbbc5d930
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=5bbf66979e1f4c25b29e29a5bb947d3b2c1e9938716829762799466a8c10cee7
-# autobatch: inputs-sha256=90753255ce77683f70b9607985d426388c50dcde8ac84a49225771833ab439f0
+# autobatch: source-sha256=1d8cd6e5794be9b6766b38510ef7f140043900bc5071b92cc7ead8f6cf5b6a57
+# autobatch: inputs-sha256=d37065eac9bd6b795687505f810c159c6e4e00ab12518688805d7ce1e778070a
 # autobatch: body-sha256=c6e0146609ea0a8ae63512ef3f9e1603bc095eaba1fde38dbecb84551b78c06c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

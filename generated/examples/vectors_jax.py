@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=5e6df4eed0db110a6172196212e6cf4df6b381006b833e171ff86e98bb027943
-# autobatch: inputs-sha256=8579b44689197747e5c53627702f9c9be80fe5ed2f730638c583fb8e65250785
+# autobatch: source-sha256=85061ed19cab93374b7e62743c5ddc8de2538b6a1a1372ca84154c35a02512eb
+# autobatch: inputs-sha256=2cefaff1a4e017e1d9cbdff9d89ab689037298863ada072c0ccf64a074ea6af5
 # autobatch: body-sha256=1d1c5f9c10947442da34d9285b12655c3cc2e762f1fa68b2b1a935cf6e277591
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

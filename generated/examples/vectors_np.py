@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=26e2da8d9e93a962a5950a4b47d0c304cb3dad2a4271daaf3b67d2bf0f39a540
-# autobatch: inputs-sha256=ba3fefaf3523a99561c66d688c6349aff0ff151910dde73570fcba17a2000ccf
+# autobatch: source-sha256=170580823361c094e48c579ab6f34e3f67ef0014c47688510d071ef71e4f78a2
+# autobatch: inputs-sha256=b714574520bbdaaffe31a328faa947508097e626b3b5ce425d6b6b8eb44858a9
 # autobatch: body-sha256=e2e2647efd0b56640ffe4190eb7379b6533baa8120a4b923e61693d5aaf592dc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -36,7 +36,8 @@ Operators keep Python's meaning per example (`needed` says where to look):
 - an integer divisor of an example's array (`v // d`) becomes
   `divisor_or_one(d)` (NumPy's arrays do not raise either), and an integer
   exponent `exponent_or_zero(k)` (a negative one stops the example);
-- a power of per-example numbers, one a float, becomes `py_power(x, y)`:
+- a power of per-example numbers, one a float (or an int to a literal
+  negative power, a float in Python: `2 ** -1 == 0.5`), becomes `py_power(x, y)`:
   Python raises where it overflows or divides by zero, and goes complex for
   a negative number to a fractional power, which the block stops.
 """
@@ -111,6 +112,14 @@ def needed(expr: str) -> bool:
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)):
             return True
     return False
+
+
+def _negative_literal(node: ast.expr) -> bool:
+    """`-1`, `-2`: an int to this power is a float in Python (`2 ** -1 == 0.5`)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+        return isinstance(node, ast.Constant) and type(node.value) is int and node.value > 0
+    return isinstance(node, ast.Constant) and type(node.value) is int and node.value < 0
 
 
 def _helper(name: str, *args: ast.expr) -> ast.expr:
@@ -192,7 +201,7 @@ class _Aligner(ast.NodeTransformer):
         elif integers and right.batched and isinstance(op, ast.Pow):
             node.right = _helper("exponent_or_zero", node.right)
             self.changed = True
-        elif numbers and not integers and isinstance(op, ast.Pow):
+        elif numbers and isinstance(op, ast.Pow) and (not integers or _negative_literal(node.right)):
             # a float power: Python raises or goes complex where arrays give inf or NaN
             self.changed = True
             return ast.copy_location(_helper("py_power", node.left, node.right), node)

@@ -190,6 +190,8 @@ class BuiltinCalls(ValueQueries):
         )
 
     def math_call(self, node, name):
+        if name == "isclose":
+            return self.isclose(node)
         if name not in MATH_FUNCTIONS or node.keywords:
             raise SubscriptError(_no_translation("math." + name, node))
         for argument in node.args:
@@ -202,6 +204,16 @@ class BuiltinCalls(ValueQueries):
         if name in ("floor", "ceil", "trunc") and len(node.args) == 1 and self.integer(node.args[0]):
             return self.done(node.args[0])  # math.floor(k) of an int is k
         return self.done(ast.Call(name_node("py_math"), [ast.Constant(name)] + list(node.args), []))
+
+    def isclose(self, node):
+        """`math.isclose(a, b, rel_tol=1e-09, abs_tol=0.0)` per example."""
+        keywords = {k.arg: k.value for k in node.keywords}
+        if len(node.args) != 2 or set(keywords) - {"rel_tol", "abs_tol"}:
+            raise SubscriptError(f"`{text_of(node)}`: math.isclose takes a, b, rel_tol= and abs_tol=")
+        self.scalars(node, list(node.args) + list(keywords.values()))
+        rel_tol = keywords.get("rel_tol", ast.Constant(1e-09))
+        abs_tol = keywords.get("abs_tol", ast.Constant(0.0))
+        return self.done(call_node("py_isclose", *node.args, rel_tol, abs_tol))
 
     def extremum(self, node, largest):
         which = "max" if largest else "min"

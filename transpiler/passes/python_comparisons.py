@@ -83,14 +83,15 @@ class Comparisons(ValueQueries):
     def list_comparison(self, node):
         """`sorted(a) == sorted(b)`, `list(v) != list(w)`: two Python lists
         compare whole (one bool), where NumPy compares arrays element by
-        element; so a comparison with a list made by `sorted()`, `list()` or
+        element; so a comparison of two lists made by `sorted()`, `list()` or
         a list display is one bool per example (`py_list_equal`).  Ordering
-        lists (`list(a) < list(b)`) is refused."""
+        lists (`list(a) < list(b)`) is refused.  A list beside an array
+        compares as NumPy does, as on one example."""
         if len(node.ops) != 1:
             return None
         left, right = node.left, node.comparators[0]
-        if not (self.makes_list(left) or self.makes_list(right)):
-            return None
+        if not (self.makes_list(left) and self.makes_list(right)):
+            return None  # an array on either side: NumPy's `==`, element by element
         sides = [self.visit(side) for side in (left, right)]
         if not any(self.per_example(side) for side in sides):
             return None

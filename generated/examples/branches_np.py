@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=33da5d59aed58111cdb4d70fe6608df1e77e95337dd52d1d06ac61cd7c6c8965
-# autobatch: inputs-sha256=4b869a3c2db83f9f4235cb362f13c5928c677b2b001eac9e1fcd9fd62aa60c44
+# autobatch: source-sha256=3004784ace50fb46808bfc41908c00f681e23bbee014d9a3c72fc5ebc532f580
+# autobatch: inputs-sha256=62617fbbe545b5fcb1636ab37345aad64edf4caa28251f74725ae059fd64ab00
 # autobatch: body-sha256=93a7c750220dccf97f39a94f7e14440f12a5bf83247f4af96e2e97c5933dcdb7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

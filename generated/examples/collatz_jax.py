@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=2cc50329f8830bf388d9e2b77e6ade4008543dd52e407ef6a4a434692893f86f
-# autobatch: inputs-sha256=9941f5c9d5f8099e45bd83eb57fa9cb3749bff8156bc2fd90ca9e9b3e1cbae63
+# autobatch: source-sha256=487183106645ede1cbc5b82cdba4e79665002cb005b679aa32bfa53898407fb1
+# autobatch: inputs-sha256=c6ff54a1baba4bd44b938050b4663715b869fc0c72b9a52d7639708985c6fbb9
 # autobatch: body-sha256=2fcb030875656ab4c37c6986051792a3b262c7f2604941af268ac775d74bb67a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=8d81001cf0db55c0cbc2b39d4915d3b7bda4cf7058ef28be49092255af5fedb6
-# autobatch: inputs-sha256=6249c615afb55d7f3286a450101c913d6d59b5df6927eb9f150fbdb97cdaa282
+# autobatch: source-sha256=a616200b58057fa41da5e113e6379472a53dce9d6fe90c2673f3ff09a6285100
+# autobatch: inputs-sha256=4735d10c1c3795093bd39fc76a6b960e141b7a0ff5d8e8d2a23ea66780255b20
 # autobatch: body-sha256=024faea5976e947363c1bf7c90970b3aa2ccb3087547461b647becad29ea6fb6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

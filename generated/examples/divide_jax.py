@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=06e1ed2280ab4255de9250962c6c1bc91254c752469ee70bbb3f59bd9620289f
-# autobatch: inputs-sha256=5984bb2009286193335e8ad389b4893ee47b02f55a06adeec9ec53fa00b49faa
+# autobatch: source-sha256=ef80da519b430f6ad92848f66c13b933a2ca1fc40bb8be490916099e02beb768
+# autobatch: inputs-sha256=a5461631c54e35d87e561088d7de7dfbd7a5ef6b9a9bc668b46c04556b960d0b
 # autobatch: body-sha256=36cb3653eada4f6461a03a507810186856ce7f2a7cb0ba0225014eb1233122db
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

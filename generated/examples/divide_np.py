@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=bea6810f3c414df6e6fc96116c184c7ed7ba2501a054457e937937d49c7187b7
-# autobatch: inputs-sha256=a0f0c73da0ce362964014339044178c63e868195ac14ba72b653cd44e5ee38d5
+# autobatch: source-sha256=4384d7251571e2002e53579104530f232ca5603d954d661f124aee5a26b98aea
+# autobatch: inputs-sha256=3822c081aa89c2f06268a0f1302c2fcf7e3b7002f4d04036a394bfc0e107c5e5
 # autobatch: body-sha256=279aa43834d2e69ebce052e5399455dd89a3986bcb26038a28107a8d6986dd8e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

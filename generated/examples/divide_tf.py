@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=eea82c264d265d9e971546f9e832c77a09adf9a4410578e454697aba82098638
-# autobatch: inputs-sha256=cf9b8bdee4e53db92c3b9723170a370f1bbea23059b69e4071b5478100fca65d
+# autobatch: source-sha256=6620f84a9228aba65ba75e7a9c5943579cd4e6a9487ada7906b635f11048fb22
+# autobatch: inputs-sha256=764a85e59e9f24236e802978cf1fa5a666f1078e42c483a696ce2629166bd289
 # autobatch: body-sha256=628e4e28406f1c955dbd6c77af4c9970416f5c9b5aba6d4cf589c3c89e60ce9d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=05b6e10f92089a3f1e46050f4bccd3ddc3383ed5d1e92ad5407cd6a7ca8ad1c8
-# autobatch: inputs-sha256=24e91c0f243fb29c68f65b28c36064bb95354b74f9453cfe1cc75ce6500d93c0
+# autobatch: source-sha256=05c23cdfb899efa0f48c83a885b0d52873e0b03bc199175c7873f3e6c1b66840
+# autobatch: inputs-sha256=9cd1f67055a8c6da15bb62d3c620220df43cc11ad1bb11b48c04dd932b338415
 # autobatch: body-sha256=116f909704dba55bf90273f0d84723a8896b69f30a50d51510f419a86c966499
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=f92efcc37fb90e951e79f52531abfa8b8a4b21aa7df02bcf9bed10baadea097e
-# autobatch: inputs-sha256=20d6458ed7f5bf563351917d75a420d4037473d367e03c9bb26118319d3ff0aa
+# autobatch: source-sha256=6434bc86c209ab0086dee6c1672cc31ac884db6153a7b4672099620b0f5f790d
+# autobatch: inputs-sha256=623549c0de9ac9e1e588053594d35941da0e578e6abbb0b9904c4ec3f5691229
 # autobatch: body-sha256=a84fe9180414070969ead07e5e1e4165b74acf52e5babccdc9f20637cad6071f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=76b7a52d8c046370fc8921cd6b88b6cf8516ab04c5d8f71538a243ce2aa950bd
-# autobatch: inputs-sha256=cab1c755f2be411a07333604b5f928bffe9da378dcd51dbe2039fe1ab1f21cc5
+# autobatch: source-sha256=0c70038707aad99992df5c45018a3a1eb2da3cf24e2716908f0b2d798898b27e
+# autobatch: inputs-sha256=4d4cb70e9eed37ab96464315b00bed3fa34007c244be407c690885c1e53613b8
 # autobatch: body-sha256=d0167301f349ee8b50528bd05ae6ef69bf589337eb2b9dd6d5afc5aa1d6cfd16
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

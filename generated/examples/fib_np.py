@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=035e153e79d0fd2076cc9b6ba9ed21adb2cfdd181374e20b20f82a5269622706
-# autobatch: inputs-sha256=701c8257a6e7f4c87a1e540376fcea650ffa7279662ce54284033e2def60b378
+# autobatch: source-sha256=a6e84d2660d904f3c684a244729a5f9c9dd329444835fee563ac271e72dfa8fa
+# autobatch: inputs-sha256=b9115f2cfc101ce8bea525711b049fbf810116a08b3d4bd2c714693777027d6c
 # autobatch: body-sha256=4e964a0e068eb25a5493a8e4efb6521a6c6d079a3b2cc892be9af41d4840128b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=092f4db3e7bd5ca8362fed3d18ef8372e37494a7643acb963bc87b272c436e0e
-# autobatch: inputs-sha256=b7be729a9555fa70bbdd89af33bae23628ddb8ead62840382e19fed53ad310bb
+# autobatch: source-sha256=92b3598373c79545fc7abdfc6ffe7031b98c478bf93ea1551bb5a33a19336b3a
+# autobatch: inputs-sha256=98345ac036a83b9aa0a0c1c366e07127181897b4aea6244e867c22ac47cd03e9
 # autobatch: body-sha256=593df3a560047bc7129205c5eeb3a2c874f9f55170dc1d678932dd647e7748e1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

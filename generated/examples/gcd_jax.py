@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=c1e319053cf69170a12c9587ae26ea7acb37ef290821aa6e690478a953671c16
-# autobatch: inputs-sha256=20ea8d5e257bdcd7e033b3963cde72d8134ff29ba1cce6a7ca136edd99214b91
+# autobatch: source-sha256=fd4a9a28ffd9307888e18e1fdcc0bbadcdaf9359fb0e97bf01f8bb75967eef82
+# autobatch: inputs-sha256=cb6d1ce7e395a6f093f18cb64052568ac0bc92b3047a5b7ab11d5aa92f1ff0d4
 # autobatch: body-sha256=1095ec52ae08eba8fbd7c8ff4bf8c836a8bf0a1f41c955fc5e49fc9a7941ba74
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

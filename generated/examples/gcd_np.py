@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=f5b8a9abdca1564b516a465923249b485f44e485f424d424c3c207dd9c37330a
-# autobatch: inputs-sha256=4bce82ff8f77d65bd8c5f0e69733fef462aec9856443be136c60fbda50f6493d
+# autobatch: source-sha256=a085cbee342f5d831e7d0812af938002f662febb008b0cdf8e5d61ddf35ae4b2
+# autobatch: inputs-sha256=c968c59665fe3bb30d486c09ba4395858f6254893e7845842cc8b171612d107b
 # autobatch: body-sha256=f1ef8dbeeb8c8c36d4e937d0cf61ff002e279ed829f213c87e4169f4ac199b75
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

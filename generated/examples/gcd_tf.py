@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=e96ef083494a5523e0443200e8a12691428197c7c7340e5f31ba71dc74b6950c
-# autobatch: inputs-sha256=862ffbdc92d89a48e15e153c0493227b86e4c0da42ac405bdf41f1935abaf2e4
+# autobatch: source-sha256=af06d36a193b28db36ea7da76c9cdd30c289f3bb84ae58d65efcba88b529a7c8
+# autobatch: inputs-sha256=a579e17810f753f472c96499f81858f1133f31f38ef824baf81c3e5d3b654a4f
 # autobatch: body-sha256=ca4fabe6573c8a565a9264016dbd3ccbbf078ff7f590d4a8d7333ec03aa7ff69
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

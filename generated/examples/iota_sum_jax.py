@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=8d80b416b399a44e0abcadb32dbde531b494dfb9813ea7c3873d011243970068
-# autobatch: inputs-sha256=8895ccda4a1c726c58bf30fb1c23a06bf498fa49b7999c2f8c0acf1ebee749bb
+# autobatch: source-sha256=5e59f9ec5720c160676c3232545463b75106744911ede6035faff9f3bbcbbd8f
+# autobatch: inputs-sha256=d6966009e5bd0f8ab4b768809c1552ebe01346665b9d1f3a35628bfb75029f66
 # autobatch: body-sha256=0e69b9ddb12bb054dbf5079d3d3024d9555b79b3245e1ab89cbf176567356a97
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

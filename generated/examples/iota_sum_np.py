@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=c974f28426f9adfb20e6a50416e7b44c83097f3751935534bab316c4f84dbb91
-# autobatch: inputs-sha256=c3efb8ff7caa8516aec0ed3dac9fa4a132f01280ca2fac648cb3e7820969c255
+# autobatch: source-sha256=617dcafd259c05bbd7b73215b2be604f5974ee3200ab997462d37bae1dea0264
+# autobatch: inputs-sha256=8e13de9d7677f76bbc7290c67c08bf328a5fccd4e0bf110c4a1d93b0380e89a3
 # autobatch: body-sha256=78838efc0d3cc0b6c1ba9c6824f55292fefddccd535b373c31b4dc9f4bb070ee
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

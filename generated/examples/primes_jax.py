@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=d1e34857a53bf69493d5242bae6c5a6d690a2c094df21fce652d93519d0d4ed4
-# autobatch: inputs-sha256=a3c975939dd7062bc86fc22d201a83602809462a1eb923d175383ca947f73623
+# autobatch: source-sha256=e9f3ad62342ecd595369ffaa59b2c33bb54c9bd2da862c1ef475f083010b1d5c
+# autobatch: inputs-sha256=4980029f05ac6f68489d07e5f3fb2bcfb18eac869e59d235b4f80cacd6f70984
 # autobatch: body-sha256=f361778583965d271731995469902c3692deda6a172637c3a62fec89eda380ee
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.

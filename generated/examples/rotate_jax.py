@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=de2eb58c9408d8aee0c010aec05f0fdc33a10cca4f3703d1d26466fc9e2b486c
-# autobatch: inputs-sha256=48605f958af0ebefde0aa563a160339050c0c406e9aa55f4f04377ebc63a2514
+# autobatch: source-sha256=60d3fb0e7fd51ecf47f05d72cbdeae422d88527826d037a0837a10a429925857
+# autobatch: inputs-sha256=fee6cbfaaf81a4175c38151881fccdf2f5424b38e7e2dd47716076b783e28f48
 # autobatch: body-sha256=43e08b878702c678648db71d7b2beae4fd87d3d8427d31e876010f5848d03f64
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

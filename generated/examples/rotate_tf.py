@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=9dc995a984a09478ec26531db35480d6874a87047595baec6d5bfc8ee3c46d05
-# autobatch: inputs-sha256=149500af237054d8f86d6fa1ef192d14aa2f6cff690cef2f1b40a2019d668416
+# autobatch: source-sha256=5a68d672945eeb55f27387b987987ba3e67e95c3837401325b6ecd9b8700a897
+# autobatch: inputs-sha256=c15e6905f196981796c222e7e182144b33b20622d2b792fcaafa62f2431fea23
 # autobatch: body-sha256=1fc943efb8bb8b16e7f0dffc6cfe1fd081043d37a1f296d8db8d01a56493c001
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

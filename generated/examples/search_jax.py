@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=e00101ff17477714131ca603a03466d54fe19736c65e8d77283b4a31c29dd1f1
-# autobatch: inputs-sha256=4b6ded389ff48e38d41e1310edb867dcf4eccf43c23d535feda1b3ac7bfa433f
+# autobatch: source-sha256=d32b1c5e45a3b653cd23e27cb6068cf35ffcb7c3ef7ee1991bc60e7b4f192ed4
+# autobatch: inputs-sha256=36b946bc897b217ab16bcf6d96f3b8838a0ca43d0c9a3bb3affe9a0dafadaacf
 # autobatch: body-sha256=6b256b6e10f4bb5dd79219be4e13cf9f4cf4d560753e51253f1bc7456aba7b1b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

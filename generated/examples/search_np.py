@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=7f5209affb59654a3984a5bd39ad8e24470ec7c12a64b6ab945141c192278515
-# autobatch: inputs-sha256=b719189f919bc34634636272e2dafddf3c3e04db55bbb99b627e510925755d9c
+# autobatch: source-sha256=4ebd5b00be779c5e2b4bee1c4c26965cd8e76704a0512b7ba21b457bce776a8d
+# autobatch: inputs-sha256=494b1aac29c24bd5f0909eda6e38cebf9400d4e2479c8ae85f126f4bb62db76c
 # autobatch: body-sha256=68c3b2c4f5392f8da2fecf5180e5399118f4545d25fdfad6ee15afc1b3f3da87
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

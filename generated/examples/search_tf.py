@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=82602f77ea2e1bac64e68adc8998d4c2cfcae4dffef0b84f4d1e2abc4f6fb221
-# autobatch: inputs-sha256=ea12bff7e7dda5974dd46236e4bd8a64569f4b7ea438af1becc04bd5c40a857c
+# autobatch: source-sha256=6da6f2bf7699b58d1ed221b7a9c7765ed853b2917a989d8dfdfd6ae7be50a8c9
+# autobatch: inputs-sha256=df5ced3205bda40299c6ca703e81687f07a5fb7ab2ca9270b413ed813d173405
 # autobatch: body-sha256=93a1afc918e7492bd75cf7a66e779895b96eac033f7fc43881c05f8cd26859f5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=e4076409644a0b701b78fbb6b3a8d7de76d0b60eb6b2933b3a3526642666f9c0
-# autobatch: inputs-sha256=04b756281b35e516dd6257c3655a0075434cb25a2ce4f7dfaab7b4df74bd7def
+# autobatch: source-sha256=fa413a668ef6ad030d817e48422355acec300e981fa3906e73b8f871827c2f8e
+# autobatch: inputs-sha256=f3bed6b0fccf0cbd1dd919fd0cdbf086dae30680ec41d67ba7b76ee114510bf7
 # autobatch: body-sha256=7f16f8c9c87c4b93fa172485f258f146913caa3bd83024c1e3a7cf161122a8fb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=418d80095a6531028e6115d02f216cc4c3208590a961dfeaf6387dff7aa8d75a
-# autobatch: inputs-sha256=995d558194ad4878e3b1a10a6cc0570ebed76d66df4245daaf2ccfa3c071aa8a
+# autobatch: source-sha256=a4db4a759921f9c76b0c134d0f20b4142f0e9295de7cadce6b22d6234413b299
+# autobatch: inputs-sha256=41de9c596899d9ab07e40ed4065d6dd1195ddf36e3ea6deff442264cc9c4d4a0
 # autobatch: body-sha256=2c59643298a139bf75191ca2ad3f165bb195c55f1e6536a694b471fbbbc5d930
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=89bfcb9cfcc55c0aa03a49b33c5f98ba729f55ec7f6bdf5820bef2357684d664
-# autobatch: inputs-sha256=85df23b422ff9dfd5bc9f95099fec24eb9296240e6309cf738b3b50e8c277dd3
+# autobatch: source-sha256=230f4c595af534888e6c4decf6c907f32887e4e93fcaeaf84f4f905b5c4f7edc
+# autobatch: inputs-sha256=650e3456c02b5fce1fee109c6288a63fb6af85245c60434962a3a40981ca8bc7
 # autobatch: body-sha256=0c0f077cf555756984410ca7cfd3a3db2299e1aacb98687b2cb3b4053f138033
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

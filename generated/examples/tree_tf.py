@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=1d8cd6e5794be9b6766b38510ef7f140043900bc5071b92cc7ead8f6cf5b6a57
-# autobatch: inputs-sha256=d37065eac9bd6b795687505f810c159c6e4e00ab12518688805d7ce1e778070a
+# autobatch: source-sha256=2643e1053b45addebf56a31aa95c4562b1af5366249200d98a200a036608c2b7
+# autobatch: inputs-sha256=de08aace72994840e9a114282f63f882e6bdb4aa33000481d266c909f556bd14
 # autobatch: body-sha256=c6e0146609ea0a8ae63512ef3f9e1603bc095eaba1fde38dbecb84551b78c06c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

@@ -22,6 +22,8 @@ import numpy as np
 from transpiler import backends as B
 from transpiler import types as T
 from transpiler.errors import BatchTypeError, where
+from transpiler.ir import instructions as ir
+from transpiler.ir.builder_support import REPEAT
 from transpiler.passes import batch_axis, broadcast, python_builtins, subscripts
 
 
@@ -114,7 +116,25 @@ class PlaceholderEvaluation:
                 text = subscripts.rewrite(text, plain)
             return broadcast.align(text, lambda sub: self._describe(fn, sub, env))
 
-        return subscripts.Values(evaluate, event_shape, align)
+        values = subscripts.Values(evaluate, event_shape, align)
+        values.list_names = self._list_names(fn)
+        return values
+
+    def _list_names(self, fn) -> frozenset:
+        """The locals of `fn` that some assignment makes a Python list
+        (`[0] * n`, a list display or comprehension, `list(v)`, `sorted(v)`):
+        a float stored into one of ints is refused (passes/subscripts.py),
+        where NumPy's own int arrays (a parameter) cut it, as on one example."""
+        key = ("list_names", fn)
+        if key not in self.cache:
+            names = set()
+            for block in self.program.function(fn).blocks:
+                for ins in block.instructions:
+                    if isinstance(ins, ir.PrimOp) and isinstance(ins.vars_out, str) and isinstance(ins.expr, str):
+                        if _makes_list(ins.expr):
+                            names.add(ins.vars_out)
+            self.cache[key] = frozenset(names)
+        return self.cache[key]
 
     def check_batch_axis(self, fn, op, exprs, inputs):
         """Refuses a library call that moves or drops the batch axis
@@ -350,3 +370,20 @@ def _promote_weak(inputs):
 
 def _kinds(t):
     return tuple(leaf.dtype.kind for leaf in T.leaves(t))
+
+
+def _makes_list(expr: str) -> bool:
+    """Whether `expr` is written to make a Python list (see _list_names)."""
+    try:
+        node = ast.parse(expr, mode="eval").body
+    except SyntaxError:
+        return False
+    if isinstance(node, (ast.List, ast.ListComp)):
+        return True
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return isinstance(node.left, ast.List) or isinstance(node.right, ast.List)  # `[0] * n`
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in (REPEAT, "list", "sorted")
+    )

@@ -453,10 +453,14 @@ class _Rewriter(ast.NodeTransformer):
         return _helper("put", target, items, value)
 
     def refuse_narrowing_store(self, target, base, value):
-        """A float stored into an int array (or a number into a bool one):
-        a Python list made by `[0] * n` would hold the float, and the
+        """A float stored into a list of ints (or a number into one of
+        bools): a Python list made by `[0] * n` would hold the float, and the
         batched array would cut it to an int, a wrong answer given without
-        an error; so it is refused, saying how to make the list hold it."""
+        an error; so it is refused, saying how to make the list hold it.
+        NumPy's own arrays keep their dtype, on one example too."""
+        lists = getattr(self.values, "list_names", frozenset())
+        if not (isinstance(target, ast.Name) and target.id in lists):
+            return  # an array (a parameter, np.zeros): NumPy's dtype, as on one example
         stored = self.values.of(value)
         if stored is _UNKNOWN:
             return

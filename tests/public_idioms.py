@@ -22,16 +22,18 @@ ctx = Context(generated_dir=tempfile.mkdtemp(prefix="autobatch-test-idioms-"))
 
 
 @ctx.batch
-def find(v, x):
-    for i in range(len(v)):
+def find_last(v, x):
+    i = len(v) - 1
+    while i >= 0:
         if v[i] == x:
             return i
+        i -= 1
     return None
 
 
 @ctx.batch
 def found_at_start(v, x):
-    r = find(v, x)
+    r = find_last(v, x)
     return r == 0, r != 0, r in (0, 2), r not in (0, 2), 0 == r
 
 

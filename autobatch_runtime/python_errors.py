@@ -190,7 +190,8 @@ def helpers(ops):
         # Python gives inf: -inf's powers are inf's, negated for odd ints.
         half = ops.floor(exponent * 0.5)
         odd = (exponent == ops.floor(exponent)) & (half * 2.0 != exponent)
-        of_minus_inf = ops.where(odd, -ops.power(-base, exponent), ops.power(-base, exponent))
+        of_inf = ops.power(-base, exponent)  # used only where base is -inf
+        of_minus_inf = ops.where(odd, -of_inf, of_inf)
         return ops.where(base == -_INFINITY, of_minus_inf, result)
 
     def py_isclose(a, b, rel_tol, abs_tol):

@@ -38,6 +38,14 @@ def found_at_start(v, x):
 
 
 @ctx.batch
+def same_place(v, x, y):
+    """Two optionals: None == None is True."""
+    r = find_last(v, x)
+    s = find_last(v, y)
+    return r == s, r != s
+
+
+@ctx.batch
 def first_above(v, x):
     best = None
     for y in v:

@@ -27,6 +27,11 @@ def test_none_equals_no_number(mode):
     want = per_example("found_at_start", V, X)
     assert [tuple(leaf[k] for leaf in got) for k in range(len(X))] == want
     assert any(r[0] for r in want) and any(r[1] and not r[0] for r in want)  # both kinds of example
+    y = np.array([0, 4, 8, 6, 9])  # example 3: both None; 1 and 4: one None
+    got = [np.asarray(leaf).tolist() for leaf in P.same_place(V, X, y, **MODES[mode])]
+    want = per_example("same_place", V, X, y)
+    assert [tuple(leaf[k] for leaf in got) for k in range(len(X))] == want
+    assert want[3] == (True, False) and want[1] == (False, True)
     got = np.asarray(P.first_above(V, X, **MODES[mode])).tolist()
     assert got == per_example("first_above", V, X)
 

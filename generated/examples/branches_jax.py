@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=671cedee83142d6ae9d97596f351ffd37ca4fc8abedf78c06d936fab21f1700a
-# autobatch: inputs-sha256=a4cbfb53ec1532efba6d78bc80d84e905eda2a8a5f0fd8065c9207674c79e401
+# autobatch: source-sha256=62f421e28694010fa2e5983554c6f2bf5773313898d65374fc280b27222fe5c5
+# autobatch: inputs-sha256=1e1b3f7d019a693da0fd70d88021e2ed1165e4dd19ab987fe47e010e33bbc224
 # autobatch: body-sha256=6fa737a4f062be2e32c002d690b6c76b0b8d68484ba9e7d861fafa937fdd5d13
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

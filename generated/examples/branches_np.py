@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=3004784ace50fb46808bfc41908c00f681e23bbee014d9a3c72fc5ebc532f580
-# autobatch: inputs-sha256=62617fbbe545b5fcb1636ab37345aad64edf4caa28251f74725ae059fd64ab00
+# autobatch: source-sha256=6ca09f9aa5d08be365435d9addc406ee5c403b04b66ac0340a670a5e9b8b9e9c
+# autobatch: inputs-sha256=3e0a8dd804bd9eb2ff9220ba2e5ea36aa9fede7b18d333493ce1929295267634
 # autobatch: body-sha256=93a7c750220dccf97f39a94f7e14440f12a5bf83247f4af96e2e97c5933dcdb7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

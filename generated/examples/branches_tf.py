@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=3e8754ee52063e14faf25781c1f3e83b650bbeae4e2f2a7026d16b9d26be0a64
-# autobatch: inputs-sha256=e578b327e70d2d84d330ce21e24df11bc445b34eb9a5bf07ccca9f7a5799a26f
+# autobatch: source-sha256=57b09bf4755472e9292109c098761199c8b8d9bbac54e86bfdd62ea6f839642d
+# autobatch: inputs-sha256=379f57a842ed9e09482060fe946fda8b7a26325a3667b9d6e35ab6ff6fbe40fa
 # autobatch: body-sha256=4ed290b6e267bebd910612c114fd264a19f5e6c0636eece8473467896041ac27
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=487183106645ede1cbc5b82cdba4e79665002cb005b679aa32bfa53898407fb1
-# autobatch: inputs-sha256=c6ff54a1baba4bd44b938050b4663715b869fc0c72b9a52d7639708985c6fbb9
+# autobatch: source-sha256=bdaf4c04b0df88a6343797d27c0fee562fc1c44f2e0eab9c58ba1e2c6baaadf2
+# autobatch: inputs-sha256=ab178a4e0dcdd88726677e501860fb1af96dced58283486000c74285e92a7c12
 # autobatch: body-sha256=2fcb030875656ab4c37c6986051792a3b262c7f2604941af268ac775d74bb67a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=a616200b58057fa41da5e113e6379472a53dce9d6fe90c2673f3ff09a6285100
-# autobatch: inputs-sha256=4735d10c1c3795093bd39fc76a6b960e141b7a0ff5d8e8d2a23ea66780255b20
+# autobatch: source-sha256=33379c34541abb7509c579ac70a249bee89f5fa7968986fb8a45b72674c580e5
+# autobatch: inputs-sha256=9d2c111c8c96c4e5d4fdea8808ec7101fe6446336f80b9a1959a9479a5b42fe9
 # autobatch: body-sha256=024faea5976e947363c1bf7c90970b3aa2ccb3087547461b647becad29ea6fb6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=4088d9f1cb66c5b085d65e29124e70098c07b11d31b374e3ea7eab4124c6f236
-# autobatch: inputs-sha256=483259744162dc295bc42c8ea5d580563722ce1ba792eb286274d6999f5a7659
+# autobatch: source-sha256=85a78421ac060859256d9ebfd1e7c656842bcb040130646d908a629f69536ac1
+# autobatch: inputs-sha256=78600b9b417bf20f82b5f9edf702ce69710dfacc2aa23b529860b3c237f4152c
 # autobatch: body-sha256=665fdb20a596a9744c35ea16e8e7e132f5cdaabb570bdc5e665979c398cc92db
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=ef80da519b430f6ad92848f66c13b933a2ca1fc40bb8be490916099e02beb768
-# autobatch: inputs-sha256=a5461631c54e35d87e561088d7de7dfbd7a5ef6b9a9bc668b46c04556b960d0b
+# autobatch: source-sha256=a7d7c83d872d1af39cb13434319c4de3c52ef3eb17396509d85ba5a4a5ee2e95
+# autobatch: inputs-sha256=f9687fd0c006c2e88d167d01356b927f94934d668859a2d0710568dd50afdd7b
 # autobatch: body-sha256=36cb3653eada4f6461a03a507810186856ce7f2a7cb0ba0225014eb1233122db
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

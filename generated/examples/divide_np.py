@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=4384d7251571e2002e53579104530f232ca5603d954d661f124aee5a26b98aea
-# autobatch: inputs-sha256=3822c081aa89c2f06268a0f1302c2fcf7e3b7002f4d04036a394bfc0e107c5e5
+# autobatch: source-sha256=e649e7390332ba3145fb42f9693dabb2e22d4af1431d4b4d7e6f6bc2de1a4401
+# autobatch: inputs-sha256=ab4c5edc4ff0ee592c09f2123a009bb1a72b18433a1d5a7c5415265185e4ec14
 # autobatch: body-sha256=279aa43834d2e69ebce052e5399455dd89a3986bcb26038a28107a8d6986dd8e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

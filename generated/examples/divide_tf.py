@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=6620f84a9228aba65ba75e7a9c5943579cd4e6a9487ada7906b635f11048fb22
-# autobatch: inputs-sha256=764a85e59e9f24236e802978cf1fa5a666f1078e42c483a696ce2629166bd289
+# autobatch: source-sha256=0183681df56db0d2cb91e0b14c35057bacbe67a46a0fda6270e7eb5fc48f7294
+# autobatch: inputs-sha256=ef31dab97feb34823a72ab8daf8297f231fe847464001b79e7b6b275822ee970
 # autobatch: body-sha256=628e4e28406f1c955dbd6c77af4c9970416f5c9b5aba6d4cf589c3c89e60ce9d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

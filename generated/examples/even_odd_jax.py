@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=5b38ef761fab5b06a0d898503b585dfe5e0006e807cbcf8932db41f9bee139b9
-# autobatch: inputs-sha256=5d3b3bf7f0cdb07db0cdc3dbc5df44df59b15b8f9c277ff5ab67e8973798b8c4
+# autobatch: source-sha256=c26c20c9830e72006eefd9539ae3fdd8e3ef1309287e17606d2b95265b78958c
+# autobatch: inputs-sha256=4b56d7a8c4aa446618488eb8fa262e961c4631eb8df87338452f1d9094f4857f
 # autobatch: body-sha256=9bdbb04633e54ee098e5f72bea0e46ef3c8377a5e34ce68b270635cdf22bfb28
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

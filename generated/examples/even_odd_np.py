@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=05c23cdfb899efa0f48c83a885b0d52873e0b03bc199175c7873f3e6c1b66840
-# autobatch: inputs-sha256=9cd1f67055a8c6da15bb62d3c620220df43cc11ad1bb11b48c04dd932b338415
+# autobatch: source-sha256=94b2e626c2ab94152f10a7cd9dc6c16bd18423faf8d4b3a02f8083930611c4af
+# autobatch: inputs-sha256=7b9b362fa364f59b8e98f536607ff558612cafe10cb4cb249b6277b2e1a3077e
 # autobatch: body-sha256=116f909704dba55bf90273f0d84723a8896b69f30a50d51510f419a86c966499
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=6434bc86c209ab0086dee6c1672cc31ac884db6153a7b4672099620b0f5f790d
-# autobatch: inputs-sha256=623549c0de9ac9e1e588053594d35941da0e578e6abbb0b9904c4ec3f5691229
+# autobatch: source-sha256=5a5185e0bbc7e0bf17b082edd06e9aebadeb7ccbffe43f218c2e003d723e5f15
+# autobatch: inputs-sha256=5ff4e92b68656b256cafce933942b5f820f38a1a7e81b366fa0355db8b7168b5
 # autobatch: body-sha256=a84fe9180414070969ead07e5e1e4165b74acf52e5babccdc9f20637cad6071f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=0c70038707aad99992df5c45018a3a1eb2da3cf24e2716908f0b2d798898b27e
-# autobatch: inputs-sha256=4d4cb70e9eed37ab96464315b00bed3fa34007c244be407c690885c1e53613b8
+# autobatch: source-sha256=8f23a6a309ff004cc5a45e650c16f01d3239c005e5c017a77464ce74400b0662
+# autobatch: inputs-sha256=d26eece8237670015244a13168ad586678ff51613f8af43b69b165145f948947
 # autobatch: body-sha256=d0167301f349ee8b50528bd05ae6ef69bf589337eb2b9dd6d5afc5aa1d6cfd16
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=a6e84d2660d904f3c684a244729a5f9c9dd329444835fee563ac271e72dfa8fa
-# autobatch: inputs-sha256=b9115f2cfc101ce8bea525711b049fbf810116a08b3d4bd2c714693777027d6c
+# autobatch: source-sha256=c5f64cdd398cae1637de4ba3d28c3b5f3326c0b5e73644d57621b65cfd0d352b
+# autobatch: inputs-sha256=a23fcfa6a0c4fc32dd63ada3af7f935b9c4587f89f04043e550dcf53f062cb80
 # autobatch: body-sha256=4e964a0e068eb25a5493a8e4efb6521a6c6d079a3b2cc892be9af41d4840128b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

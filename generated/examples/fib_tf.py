@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=92b3598373c79545fc7abdfc6ffe7031b98c478bf93ea1551bb5a33a19336b3a
-# autobatch: inputs-sha256=98345ac036a83b9aa0a0c1c366e07127181897b4aea6244e867c22ac47cd03e9
+# autobatch: source-sha256=495694c974cf9ba6d07793dffca997d6f85afd621f2d0e7c0af56b324c4cd41d
+# autobatch: inputs-sha256=d7ba322b2102cba96bb4811acf51ca0e9f0896e8a7a06bc1b3ef2af660ded37a
 # autobatch: body-sha256=593df3a560047bc7129205c5eeb3a2c874f9f55170dc1d678932dd647e7748e1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

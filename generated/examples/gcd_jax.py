@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=fd4a9a28ffd9307888e18e1fdcc0bbadcdaf9359fb0e97bf01f8bb75967eef82
-# autobatch: inputs-sha256=cb6d1ce7e395a6f093f18cb64052568ac0bc92b3047a5b7ab11d5aa92f1ff0d4
+# autobatch: source-sha256=02cdb75e687d8074c2319c11cf7773c06ab68395e459fb8c359c9822edaad5d6
+# autobatch: inputs-sha256=7939a3cb958374b8e352f656ebb4e31b315d29426dfaa4113a6ff539d08d5a57
 # autobatch: body-sha256=1095ec52ae08eba8fbd7c8ff4bf8c836a8bf0a1f41c955fc5e49fc9a7941ba74
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=a085cbee342f5d831e7d0812af938002f662febb008b0cdf8e5d61ddf35ae4b2
-# autobatch: inputs-sha256=c968c59665fe3bb30d486c09ba4395858f6254893e7845842cc8b171612d107b
+# autobatch: source-sha256=18cee4303ea2cd9e0fb80959a93cd9ab2966da3da457f3575ab219ec9d2d8eea
+# autobatch: inputs-sha256=ac36832170938d2cf4c39058a321ccd4a6c1d1452f67ee7216d45257b43cf875
 # autobatch: body-sha256=f1ef8dbeeb8c8c36d4e937d0cf61ff002e279ed829f213c87e4169f4ac199b75
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

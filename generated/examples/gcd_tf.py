@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=af06d36a193b28db36ea7da76c9cdd30c289f3bb84ae58d65efcba88b529a7c8
-# autobatch: inputs-sha256=a579e17810f753f472c96499f81858f1133f31f38ef824baf81c3e5d3b654a4f
+# autobatch: source-sha256=4b8931789abd5b404f3a048d6275d794591c0efa732aea917f9d2e2709fa4afc
+# autobatch: inputs-sha256=002b7a2d123d42e8c74b08cf804ec623dfefd082ca98f82b22922015e6b1783a
 # autobatch: body-sha256=ca4fabe6573c8a565a9264016dbd3ccbbf078ff7f590d4a8d7333ec03aa7ff69
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

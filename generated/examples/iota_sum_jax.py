@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=5e59f9ec5720c160676c3232545463b75106744911ede6035faff9f3bbcbbd8f
-# autobatch: inputs-sha256=d6966009e5bd0f8ab4b768809c1552ebe01346665b9d1f3a35628bfb75029f66
+# autobatch: source-sha256=7b2ae9aef4363d3a5cc849adb08bb3c8f39662ad0ae705625c910acdc9129371
+# autobatch: inputs-sha256=8df05dccc34f0bfb150964a9001ad5add4cffb1b492d20734c70faa0c8e6563d
 # autobatch: body-sha256=0e69b9ddb12bb054dbf5079d3d3024d9555b79b3245e1ab89cbf176567356a97
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

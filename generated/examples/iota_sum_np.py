@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=617dcafd259c05bbd7b73215b2be604f5974ee3200ab997462d37bae1dea0264
-# autobatch: inputs-sha256=8e13de9d7677f76bbc7290c67c08bf328a5fccd4e0bf110c4a1d93b0380e89a3
+# autobatch: source-sha256=efc5ba58e25e32fa3df4028b39122d15033d3d935ab8fa5dffc00d4271d7e667
+# autobatch: inputs-sha256=9a50407fa5d4034fdfa2c0084bc5c4819a8f1b0d14e1515431bf0466976eca89
 # autobatch: body-sha256=78838efc0d3cc0b6c1ba9c6824f55292fefddccd535b373c31b4dc9f4bb070ee
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

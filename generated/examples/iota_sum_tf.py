@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=26b4dc0c560108453fb39985ba376422ef726ff8d658884fab88cb1283c239d3
-# autobatch: inputs-sha256=118c4aada8fa1b74134f59f54f9acbaa05ac19c7f6929f54a1ec82efa1ef3b1d
+# autobatch: source-sha256=485263e1d2c8ec27d757ec9638ab6d0315bb7a81b0cfc8cbfd26d75adbc6bc2f
+# autobatch: inputs-sha256=6fd9749aaba393f1483eedb00bcd51c4d2c65567112a589b1708822ea1470c88
 # autobatch: body-sha256=b2a08d91abb51a3193af0d9bf895a2e65957d2fe08cd4aa34102473ac13ca0ae
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

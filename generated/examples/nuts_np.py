@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=1a29d1f7408588282ca63537930abe27160a572321cc31771125ee9ab327a16b
-# autobatch: inputs-sha256=62c40469fdba171060e4879608feefd1c059172b086b6fa89e632d217bd82edd
+# autobatch: source-sha256=df3d5d693f9487fb19167c8f08e5001f52a2793f27f9e601426e29717b7deb26
+# autobatch: inputs-sha256=6e1f0728cf148b94495560af89ea783132fc94a4253a58e6b9e334f14f7e5211
 # autobatch: body-sha256=0801ebb9646bf35b747c640451bf386c0784b5a0b9069886579ab248093dd12c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

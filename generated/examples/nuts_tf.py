@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=439ee02da05d0eb901596c1f8f113f5f9e0aa4c699037ce707fba07154d08389
-# autobatch: inputs-sha256=9d3d37c6d512f177069da99abe74bfb8c95b98415407d3546cf3bc4988cbedeb
+# autobatch: source-sha256=92de434aaa9af702c73abe7236ae0d44932d967483e20bfd0576f013c8568043
+# autobatch: inputs-sha256=6102962658d49214074b0ffd7d28c8bcad1a29fd0ea8abaa14d6a84822cc73c2
 # autobatch: body-sha256=f3ff9846cee8e5f00b6dd9252a1d761bde0c86c478c193cc789ff71147b67a2e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

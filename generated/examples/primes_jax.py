@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=e9f3ad62342ecd595369ffaa59b2c33bb54c9bd2da862c1ef475f083010b1d5c
-# autobatch: inputs-sha256=4980029f05ac6f68489d07e5f3fb2bcfb18eac869e59d235b4f80cacd6f70984
+# autobatch: source-sha256=20f2a6b78e3c5a4cc6587bfd9bf53c6ecf1acbae6e5dc77a7b32f56bc9d8f86d
+# autobatch: inputs-sha256=6fc9a8b6eb07c2bec36bf300894b2b5ec5118929f24af0d1ceca33caee1bf98b
 # autobatch: body-sha256=f361778583965d271731995469902c3692deda6a172637c3a62fec89eda380ee
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=055f9bc80296f837aa184b12b84e3debaa9b358a11488f3abc952fa20eb32e7e
-# autobatch: inputs-sha256=6d7d5c7f8191b388a8133dfa6f734f4da768e0450794ae74734943b7419e03b1
+# autobatch: source-sha256=cd8a5107507afde5555ee268467e53491b2e0b9c16b6e20f146de27e5634f564
+# autobatch: inputs-sha256=25bd6a8ddf13698f1362da619499c8106636299c89572ba6279ea8d8f6b2bd2b
 # autobatch: body-sha256=e9879d69c15fa6378db21d5c25c988397dfaca83ff6b5becefdf3a833cc0a258
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=b21d14f5f7efdb9d432a8d942215e835fd1bd6ad897bc268390739b784e870dd
-# autobatch: inputs-sha256=e1786ab7ea5efc921754c37afb882c9248a7f255a214f5048b16fd2df28340ab
+# autobatch: source-sha256=85cdb14d9db97ae1b9733bfe6c01a8e1c186528d057a21183d31b4e7eb3b81de
+# autobatch: inputs-sha256=c0a1e2611e8a7661b1c0d24fdf15af48924465a383be1f0d12e11b42675ff25d
 # autobatch: body-sha256=c42f0267159a493f5c073e5a21aa0bbc7502bcbff46d6612d087856b3cf9006e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=60d3fb0e7fd51ecf47f05d72cbdeae422d88527826d037a0837a10a429925857
-# autobatch: inputs-sha256=fee6cbfaaf81a4175c38151881fccdf2f5424b38e7e2dd47716076b783e28f48
+# autobatch: source-sha256=fde674cff4d429a4b3be7fe45a38c6d1083d2d8ea7eeebd0f5f77c63e05a4756
+# autobatch: inputs-sha256=156674db81d1124c4a95b1c906c6d133d18e0991b232c9c2c79a5c99181c4b4b
 # autobatch: body-sha256=43e08b878702c678648db71d7b2beae4fd87d3d8427d31e876010f5848d03f64
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=b3a8e7a422f58b1c03419cc083199be3c273c9942d9ea4f5bcc15fe753529dd3
-# autobatch: inputs-sha256=400c7356b2e9a6a7a5d13a140864b91b8cf274f6e7cff43dc75cbee096163147
+# autobatch: source-sha256=42ea25588f18bc52fc2caaf3d5988cb8a7211551a89305403bc5e56a8ae31096
+# autobatch: inputs-sha256=044a1a31d71ae5c04a721811017b3b108e721ae70176758c4b88e8902f44d766
 # autobatch: body-sha256=d197a3f19a4957fa84ab14f3f28c08a7f9c5979959aa266ecf9e9c3624ec1d21
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

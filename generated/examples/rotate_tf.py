@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=5a68d672945eeb55f27387b987987ba3e67e95c3837401325b6ecd9b8700a897
-# autobatch: inputs-sha256=c15e6905f196981796c222e7e182144b33b20622d2b792fcaafa62f2431fea23
+# autobatch: source-sha256=5a16b8a30d20e1712e4bcf4731e0145e2d3eda39d7a0a50cf2f5f7123cfdcacd
+# autobatch: inputs-sha256=b7349330ef5cb40bc498e14ffe995c70dda6acc9889113210eef02cb2a2aff96
 # autobatch: body-sha256=1fc943efb8bb8b16e7f0dffc6cfe1fd081043d37a1f296d8db8d01a56493c001
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=d32b1c5e45a3b653cd23e27cb6068cf35ffcb7c3ef7ee1991bc60e7b4f192ed4
-# autobatch: inputs-sha256=36b946bc897b217ab16bcf6d96f3b8838a0ca43d0c9a3bb3affe9a0dafadaacf
+# autobatch: source-sha256=d466e709788f31e5a68c6dd13530b69766f55f9a74c5df80c89d9d08bfe0c0cb
+# autobatch: inputs-sha256=2918ac34ba0c35ab1fd9ec12754b2f4f420e45de61add5a3d2e4c20cee51761a
 # autobatch: body-sha256=6b256b6e10f4bb5dd79219be4e13cf9f4cf4d560753e51253f1bc7456aba7b1b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=4ebd5b00be779c5e2b4bee1c4c26965cd8e76704a0512b7ba21b457bce776a8d
-# autobatch: inputs-sha256=494b1aac29c24bd5f0909eda6e38cebf9400d4e2479c8ae85f126f4bb62db76c
+# autobatch: source-sha256=53b3133294dcdfccfc3f5112c1cf426d4204136226578979f99d06a3590fe83d
+# autobatch: inputs-sha256=148c9c9e89aabfc4d3f2674e767b025926097f2ed9c666d41aaa4f8580ba311b
 # autobatch: body-sha256=68c3b2c4f5392f8da2fecf5180e5399118f4545d25fdfad6ee15afc1b3f3da87
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

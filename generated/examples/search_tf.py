@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=6da6f2bf7699b58d1ed221b7a9c7765ed853b2917a989d8dfdfd6ae7be50a8c9
-# autobatch: inputs-sha256=df5ced3205bda40299c6ca703e81687f07a5fb7ab2ca9270b413ed813d173405
+# autobatch: source-sha256=9fac952f6d7d622f086f3af9d78b4228e22493feeb264cdb0c5c47b998c20d0b
+# autobatch: inputs-sha256=716c3c31b02b04fc689e563757566bcd5ec041fdc8acf1e5ef7c659cd54d41c7
 # autobatch: body-sha256=93a1afc918e7492bd75cf7a66e779895b96eac033f7fc43881c05f8cd26859f5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=989a7c6658b3a80f34c7581a92396374d033d00b058baa57f94b5a50079959bd
-# autobatch: inputs-sha256=cd061c5fb169c9fa15df1e41a5a85af18bfdc65ac2753bd4fb076b07089b01ea
+# autobatch: source-sha256=dc043b6968c11995454d3c789b763799dda44b512d443efd37340834b2ebfcf1
+# autobatch: inputs-sha256=f91bb1e276136613333d554310eeff256a3a7c8325bef0b73f0e226c0d6dec94
 # autobatch: body-sha256=c7ebe27d24094851cc4f0a2f7030eeac0565e5fd4806487c5ba0f01c385d751d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

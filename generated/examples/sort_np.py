@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=fa413a668ef6ad030d817e48422355acec300e981fa3906e73b8f871827c2f8e
-# autobatch: inputs-sha256=f3bed6b0fccf0cbd1dd919fd0cdbf086dae30680ec41d67ba7b76ee114510bf7
+# autobatch: source-sha256=339227f39b89b9098d5a99e06e41dd547b0eced92218024b90b2a4e21e79bae3
+# autobatch: inputs-sha256=36e1a035206a22f31ff302105e79d85a13162919da6f6ac7b30eb3b797fd8cd6
 # autobatch: body-sha256=7f16f8c9c87c4b93fa172485f258f146913caa3bd83024c1e3a7cf161122a8fb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=17b0d41c100ff26083fe9573582a8ea35688b434bfa0f33911c1c38c16f455b7
-# autobatch: inputs-sha256=57ec28765d6bce96e06d52aaaf9bfbe019561908130c7b889f520cc9e9a9d167
+# autobatch: source-sha256=f5829e14fa8caacd3e9fc042ed7107a412a6eff55d094cdf85331cd60860b719
+# autobatch: inputs-sha256=5c208fe77a7aad70836666e034f53062adb4fe0d38400673e9bb274859b9f229
 # autobatch: body-sha256=5e60df827ea1943b75df023631dadaff5dee7b81cdafe201cf825fa50bcaacda
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=a4db4a759921f9c76b0c134d0f20b4142f0e9295de7cadce6b22d6234413b299
-# autobatch: inputs-sha256=41de9c596899d9ab07e40ed4065d6dd1195ddf36e3ea6deff442264cc9c4d4a0
+# autobatch: source-sha256=1296f7ef763a5d6b9e04d3a55d90033ba13c0818f1ef62f97ccb1301508b0f85
+# autobatch: inputs-sha256=5aa971dba0a85ad0530da123f25bf8325bcdf3ed8aff9721a31126f73260c608
 # autobatch: body-sha256=2c59643298a139bf75191ca2ad3f165bb195c55f1e6536a694b471fbbbc5d930
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=230f4c595af534888e6c4decf6c907f32887e4e93fcaeaf84f4f905b5c4f7edc
-# autobatch: inputs-sha256=650e3456c02b5fce1fee109c6288a63fb6af85245c60434962a3a40981ca8bc7
+# autobatch: source-sha256=24d77eaa51280a7da7ca54bee7bf03aa39fc168c6df5a79f47b16218def0d296
+# autobatch: inputs-sha256=13d28b103dc873701e82c89d3a5d2b350a90879d1e2d94d032ded26e2c97f417
 # autobatch: body-sha256=0c0f077cf555756984410ca7cfd3a3db2299e1aacb98687b2cb3b4053f138033
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=2643e1053b45addebf56a31aa95c4562b1af5366249200d98a200a036608c2b7
-# autobatch: inputs-sha256=de08aace72994840e9a114282f63f882e6bdb4aa33000481d266c909f556bd14
+# autobatch: source-sha256=47cf4f9b9faed985e0bb11bf57cde538e481cd72aa36f3a685660aec2bbaa114
+# autobatch: inputs-sha256=747f32e492269354b413578b48e0611ebd89463cfd5a4e9fb6de38f5adece199
 # autobatch: body-sha256=c6e0146609ea0a8ae63512ef3f9e1603bc095eaba1fde38dbecb84551b78c06c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=a6da38c805d4289a6019525c9e46202a3fcdc25dbaef16a796fdf77025a774f3
-# autobatch: inputs-sha256=ab7ff8e65600e86ca9867b452a431d386566e461722ad4112525ab6311e34b86
+# autobatch: source-sha256=749266b358a0e2732670afb2c8ebcdb020a0f6a522dedac020cbde05c644cde2
+# autobatch: inputs-sha256=9a432a289f8a2affa98708092ade72a116a4beff36aa8f6d46d36279461ce868
 # autobatch: body-sha256=1d1c5f9c10947442da34d9285b12655c3cc2e762f1fa68b2b1a935cf6e277591
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

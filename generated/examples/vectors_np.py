@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=871e980a40f194ec6ccc1afba0447ef16f188e70310cff413d430ec2b94397b6
-# autobatch: inputs-sha256=3f6418022a2fa1caf7647b9335d5a31f487ec6c948125c6081941d284e30f086
+# autobatch: source-sha256=9997fdec3de1253ea70d85c7404584cb7515d0424c740df07cda52873ae1b1d3
+# autobatch: inputs-sha256=1d11cda2a33c552d45a25429118e50d6c49ea7396357f9f66532d0f72bb97e77
 # autobatch: body-sha256=e2e2647efd0b56640ffe4190eb7379b6533baa8120a4b923e61693d5aaf592dc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

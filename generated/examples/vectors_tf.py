@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=95d6235b83024cb0e0c7f64b1d46f4387cc955d9fa4c46276350abfcdd955bf4
-# autobatch: inputs-sha256=3f567b48231b873b28f5af84003e2ecbc31083b1ba9727339e02c93df71a7200
+# autobatch: source-sha256=d569b1777fdf6191b1985eb9d8930c677817d48062e5ba6bf4c919d952896c17
+# autobatch: inputs-sha256=16789460361f305a6cfbad3bcd0e743abdfdff064e1d68202e5729c3507698f5
 # autobatch: body-sha256=c2f839449b995cb3b53179ae5a85f278ac243e67b7bfa335e4cdef2fee399906
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

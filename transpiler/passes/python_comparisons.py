@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 
 import numpy as np
 
@@ -75,6 +76,16 @@ class Comparisons(ValueQueries):
             return None
         present = ast.Attribute(left, "present", ast.Load())
         value = ast.Attribute(ast.Name(left.id, ast.Load()), "value", ast.Load())
+        if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(right, ast.Name) and self.optional(right):
+            # two optionals: equal where both are None, or both hold equal values
+            other = ast.Attribute(ast.Name(right.id, ast.Load()), "present", ast.Load())
+            values = ast.Compare(value, [ast.Eq()], [ast.Attribute(right, "value", ast.Load())])
+            both = ast.BinOp(ast.BinOp(present, ast.BitAnd(), other), ast.BitAnd(), values)
+            neither = ast.BinOp(
+                call_node("py_not", copy.deepcopy(present)), ast.BitAnd(), call_node("py_not", copy.deepcopy(other))
+            )
+            equal = ast.BinOp(both, ast.BitOr(), neither)
+            return self.done(call_node("py_not", equal) if isinstance(op, ast.NotEq) else equal)
         compared = self.visit(ast.Compare(value, [type(op)()], [right]))
         if isinstance(op, (ast.NotEq, ast.NotIn)):  # None differs from everything
             return self.done(ast.BinOp(call_node("py_not", present), ast.BitOr(), compared))

@@ -442,6 +442,7 @@ PYTHON_HELPERS = (
     "py_min_of",
     "py_none",
     "py_not",
+    "py_not_none",
     "py_popcount",
     "py_power",
     "py_powmod",

@@ -108,6 +108,18 @@ def unbound_errors(name):
     )
 
 
+def none_errors(name):
+    """What using local `name` as a number raises where it is None
+    (`r * 2`, `r < 3`, `abs(r)`: passes/python_comparisons.py)."""
+    return (
+        (
+            "TypeError",
+            f"'{name}' is None here, and None is not a number "
+            "(unsupported operand type 'NoneType')",
+        ),
+    )
+
+
 def power_errors(exponent=None):
     """What Python's float `base ** exponent` may raise; a literal exponent
     rules some out (`x ** 2` can only overflow, `x ** -1` can also divide
@@ -171,7 +183,7 @@ def array_ops(xp, math, power=None):
 
 
 def helpers(ops):
-    """`python_error`, `py_bound`, `py_divisor`, `py_power` (and
+    """`python_error`, `py_bound`, `py_not_none`, `py_divisor`, `py_power` (and
     `py_isclose`, whose infinities work like these) for one backend."""
 
     def py_divisor(value):
@@ -215,8 +227,14 @@ def helpers(ops):
         (passes/unbound.py): the block stops the examples where it is False."""
         return assigned
 
+    def py_not_none(present, value, name):
+        """An optional's value, read as a number where Python would use it
+        as one (passes/python_comparisons.py): the block stops the examples
+        where it is None (python_error "none"), as Python raises TypeError."""
+        return value
+
     def _raises(error, operation, operands):
-        if operation == "bound":
+        if operation in ("bound", "none"):
             return ~operands[0]
         if operation.startswith("powmod"):
             _, exponent, modulus = operands
@@ -275,6 +293,7 @@ def helpers(ops):
         "py_divisor": py_divisor,
         "py_isclose": py_isclose,
         "py_power": py_power,
+        "py_not_none": py_not_none,
     }
 
 

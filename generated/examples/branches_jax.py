@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/branches.py
 # autobatch: source=examples/branches.py
 # autobatch: backend=jax
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=62f421e28694010fa2e5983554c6f2bf5773313898d65374fc280b27222fe5c5
-# autobatch: inputs-sha256=1e1b3f7d019a693da0fd70d88021e2ed1165e4dd19ab987fe47e010e33bbc224
-# autobatch: body-sha256=6fa737a4f062be2e32c002d690b6c76b0b8d68484ba9e7d861fafa937fdd5d13
+# autobatch: source-sha256=581531c22f678bbc0de9ad871ed607bc58b9949224c226d6371c19aa1197fd98
+# autobatch: inputs-sha256=f7fb4287750483a1e8bb35487c9b277dad06f18c9454c5a569c9c019a629e02c
+# autobatch: body-sha256=2a290d25970895b4d5f4bd8b0d094415ac75986743e17f56bbfd15fd91581984
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.
 
@@ -43,7 +43,7 @@ quadrant(int64[], int64[]) stackless:
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(),
     "examples/branches.py",

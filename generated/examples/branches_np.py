@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/branches.py
 # autobatch: source=examples/branches.py
 # autobatch: backend=numpy
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=6ca09f9aa5d08be365435d9addc406ee5c403b04b66ac0340a670a5e9b8b9e9c
-# autobatch: inputs-sha256=3e0a8dd804bd9eb2ff9220ba2e5ea36aa9fede7b18d333493ce1929295267634
-# autobatch: body-sha256=93a7c750220dccf97f39a94f7e14440f12a5bf83247f4af96e2e97c5933dcdb7
+# autobatch: source-sha256=352e57214bf548190150cf0e641772615651be05ac3a256d694da60bc13bd048
+# autobatch: inputs-sha256=9d0545cdc6ae68b6e54bf5f181761d1ab428f90b3f0ce2318472d9fdd0224a59
+# autobatch: body-sha256=eb6d237a1137f152974bfd9c15356bc9a424a834dda07f47c8717b701c158675
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.
 
@@ -43,7 +43,7 @@ quadrant(int64[], int64[]) stackless:
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(),
     "examples/branches.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/branches.py
 # autobatch: source=examples/branches.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=57b09bf4755472e9292109c098761199c8b8d9bbac54e86bfdd62ea6f839642d
-# autobatch: inputs-sha256=379f57a842ed9e09482060fe946fda8b7a26325a3667b9d6e35ab6ff6fbe40fa
-# autobatch: body-sha256=4ed290b6e267bebd910612c114fd264a19f5e6c0636eece8473467896041ac27
+# autobatch: source-sha256=13151110784a8655fa884f8d4a3267968bc9290807c129fd92a2236563aac402
+# autobatch: inputs-sha256=bc3c8b1e121e074ff36f37f387b57776e6e25bb2ea40f8829375db3db0e8145a
+# autobatch: body-sha256=844737ecd2797773b068f365ebfc794f4681b8a7e8eb620f59ef11ea154099eb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -43,7 +43,7 @@ quadrant(int64[], int64[]) stackless:
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(),
     "examples/branches.py",

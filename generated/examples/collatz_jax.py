@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/collatz.py
 # autobatch: source=examples/collatz.py
 # autobatch: backend=jax
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=bdaf4c04b0df88a6343797d27c0fee562fc1c44f2e0eab9c58ba1e2c6baaadf2
-# autobatch: inputs-sha256=ab178a4e0dcdd88726677e501860fb1af96dced58283486000c74285e92a7c12
-# autobatch: body-sha256=2fcb030875656ab4c37c6986051792a3b262c7f2604941af268ac775d74bb67a
+# autobatch: source-sha256=d25f4e7547b09dd23edd16314de0ecd95a3a1719a1dbe2994fae4763792e502a
+# autobatch: inputs-sha256=4f6d0bda75c52555697e82e59965ae301a29065e7c4af6448b7b3da6b5f6795b
+# autobatch: body-sha256=e15872e7010711104e837173963bccfe5aed6b167da0ec3a77d6f751fd7a302b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.
 
@@ -23,7 +23,7 @@ collatz_steps(int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(),
     "examples/collatz.py",

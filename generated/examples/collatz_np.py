@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/collatz.py
 # autobatch: source=examples/collatz.py
 # autobatch: backend=numpy
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=33379c34541abb7509c579ac70a249bee89f5fa7968986fb8a45b72674c580e5
-# autobatch: inputs-sha256=9d2c111c8c96c4e5d4fdea8808ec7101fe6446336f80b9a1959a9479a5b42fe9
-# autobatch: body-sha256=024faea5976e947363c1bf7c90970b3aa2ccb3087547461b647becad29ea6fb6
+# autobatch: source-sha256=286d7a312d394a68d825e708417036ead538cc879a4e968346e5c343c20b660b
+# autobatch: inputs-sha256=5d87f322134d84f2a007f25ce541e19e5e222ea858c9a2d134b69107ef0c6400
+# autobatch: body-sha256=4962c8907f7a1b35f4e8bc66d6308bec1f4476b5bab2f70a7238943f59048497
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.
 
@@ -23,7 +23,7 @@ collatz_steps(int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(),
     "examples/collatz.py",

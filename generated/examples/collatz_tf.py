@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/collatz.py
 # autobatch: source=examples/collatz.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=85a78421ac060859256d9ebfd1e7c656842bcb040130646d908a629f69536ac1
-# autobatch: inputs-sha256=78600b9b417bf20f82b5f9edf702ce69710dfacc2aa23b529860b3c237f4152c
-# autobatch: body-sha256=665fdb20a596a9744c35ea16e8e7e132f5cdaabb570bdc5e665979c398cc92db
+# autobatch: source-sha256=f6b39f340faef5c31ee8f191459cc8679e1eee439b401247f3377238d1eeeccb
+# autobatch: inputs-sha256=396b7b3bd7ff9c98f7782039ef9b224077751c3aca0165d238c3edc44807176a
+# autobatch: body-sha256=85155080082add6137473af999715a1084d32f2b63cf353c707773d7d131c32c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.
 
@@ -23,7 +23,7 @@ collatz_steps(int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(),
     "examples/collatz.py",

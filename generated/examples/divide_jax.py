@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/divide.py
 # autobatch: source=examples/divide.py
 # autobatch: backend=jax
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=a7d7c83d872d1af39cb13434319c4de3c52ef3eb17396509d85ba5a4a5ee2e95
-# autobatch: inputs-sha256=f9687fd0c006c2e88d167d01356b927f94934d668859a2d0710568dd50afdd7b
-# autobatch: body-sha256=36cb3653eada4f6461a03a507810186856ce7f2a7cb0ba0225014eb1233122db
+# autobatch: source-sha256=c1224cf103f7e58b8c1dd1008170197eec195c5fbf1513f90175a6357a7a9fe9
+# autobatch: inputs-sha256=0f4e7a1022e92ae4248d84ae67bbd80a14c388013d969568e9236c6597391db6
+# autobatch: body-sha256=6ed7708100f2f3da6f4a8dba543c879476a974e69154e88aad5e21bbd38e4e14
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.
 
@@ -24,7 +24,7 @@ divide(int64[], int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(), "examples/divide.py", {"examples.divide": {"divide": "75583a489b9fdce2"}}
 )

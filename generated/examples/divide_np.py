@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/divide.py
 # autobatch: source=examples/divide.py
 # autobatch: backend=numpy
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=e649e7390332ba3145fb42f9693dabb2e22d4af1431d4b4d7e6f6bc2de1a4401
-# autobatch: inputs-sha256=ab4c5edc4ff0ee592c09f2123a009bb1a72b18433a1d5a7c5415265185e4ec14
-# autobatch: body-sha256=279aa43834d2e69ebce052e5399455dd89a3986bcb26038a28107a8d6986dd8e
+# autobatch: source-sha256=012484550d5d27f2de8d36b086ec29a9a87b11a7aeb9d5a7a69ea66929a8bf4a
+# autobatch: inputs-sha256=7c3cacc7a472afbe805e98ec666116d00879236ae94a8f63aab7f4ede3d85ec9
+# autobatch: body-sha256=01831231cc56e86e62f3c10f0eb93f80302672c6469593e10c0c63c655501a09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.
 
@@ -24,7 +24,7 @@ divide(int64[], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(), "examples/divide.py", {"examples.divide": {"divide": "75583a489b9fdce2"}}
 )

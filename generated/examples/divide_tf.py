@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/divide.py
 # autobatch: source=examples/divide.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=0183681df56db0d2cb91e0b14c35057bacbe67a46a0fda6270e7eb5fc48f7294
-# autobatch: inputs-sha256=ef31dab97feb34823a72ab8daf8297f231fe847464001b79e7b6b275822ee970
-# autobatch: body-sha256=628e4e28406f1c955dbd6c77af4c9970416f5c9b5aba6d4cf589c3c89e60ce9d
+# autobatch: source-sha256=42be9fc81f084d203e9667e9b5421b5014fc02520ab4f3cf306afa19ba3adbff
+# autobatch: inputs-sha256=7cd35d6ea2cacee8abb7276ddbc5f60099c4c37c359b1c5481b9f435012781b7
+# autobatch: body-sha256=be1e04742ed5ee5c1c0854e9af8cdbdb2946c735c8cc7dda788fae5ea4a166aa
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.
 
@@ -24,7 +24,7 @@ divide(int64[], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(), "examples/divide.py", {"examples.divide": {"divide": "75583a489b9fdce2"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/even_odd.py
 # autobatch: source=examples/even_odd.py
 # autobatch: backend=jax
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=c26c20c9830e72006eefd9539ae3fdd8e3ef1309287e17606d2b95265b78958c
-# autobatch: inputs-sha256=4b56d7a8c4aa446618488eb8fa262e961c4631eb8df87338452f1d9094f4857f
-# autobatch: body-sha256=9bdbb04633e54ee098e5f72bea0e46ef3c8377a5e34ce68b270635cdf22bfb28
+# autobatch: source-sha256=b6888d1a5aa5384fce3c6954c28522d9942eb73cbf0cdf4a05220ace9ac0d9f3
+# autobatch: inputs-sha256=d3aca12081360c0bb7fa71e96baa2c80c70ee9b258b5bb713c30a1e983f44dc1
+# autobatch: body-sha256=d408fd30531a98a4e82bb1179b1159b5709704830221b88083c28fc46daa0aa6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.
 
@@ -27,7 +27,7 @@ is_odd(int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(),
     "examples/even_odd.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/even_odd.py
 # autobatch: source=examples/even_odd.py
 # autobatch: backend=numpy
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=94b2e626c2ab94152f10a7cd9dc6c16bd18423faf8d4b3a02f8083930611c4af
-# autobatch: inputs-sha256=7b9b362fa364f59b8e98f536607ff558612cafe10cb4cb249b6277b2e1a3077e
-# autobatch: body-sha256=116f909704dba55bf90273f0d84723a8896b69f30a50d51510f419a86c966499
+# autobatch: source-sha256=1f11a1a8147499ee9d27f2a58fcbce85b8a61b0ad99bf45d97fce0e8da86d569
+# autobatch: inputs-sha256=ce7a418c5251fa1377d8e3da49fbc419e75a2e88b6fcd210d04cfef2bf143004
+# autobatch: body-sha256=cd7764e37bd0f9490358fa1afff7a6746a791916fcaefdbab16eb505a35bfa7a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.
 
@@ -27,7 +27,7 @@ is_odd(int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(),
     "examples/even_odd.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/even_odd.py
 # autobatch: source=examples/even_odd.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=5a5185e0bbc7e0bf17b082edd06e9aebadeb7ccbffe43f218c2e003d723e5f15
-# autobatch: inputs-sha256=5ff4e92b68656b256cafce933942b5f820f38a1a7e81b366fa0355db8b7168b5
-# autobatch: body-sha256=a84fe9180414070969ead07e5e1e4165b74acf52e5babccdc9f20637cad6071f
+# autobatch: source-sha256=2b7a4e5882aa31da8b3167835ad6b96b4c65e0748a7137e5a5c9d1ecd569710d
+# autobatch: inputs-sha256=24d4d12803f0161398b11d5efbb751c005fb98795be2f5a24eee3e9506ff6d70
+# autobatch: body-sha256=e1ba408a30d34e4f5336838a70a60e8a7b54c18b759bb9741f0472edd1f25637
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.
 
@@ -27,7 +27,7 @@ is_odd(int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(),
     "examples/even_odd.py",

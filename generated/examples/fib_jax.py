@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/fib.py
 # autobatch: source=examples/fib.py
 # autobatch: backend=jax
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=8f23a6a309ff004cc5a45e650c16f01d3239c005e5c017a77464ce74400b0662
-# autobatch: inputs-sha256=d26eece8237670015244a13168ad586678ff51613f8af43b69b165145f948947
-# autobatch: body-sha256=d0167301f349ee8b50528bd05ae6ef69bf589337eb2b9dd6d5afc5aa1d6cfd16
+# autobatch: source-sha256=7b55600905779b5bba44882386093fdddcde34373003bd5f6928b5b83afd178e
+# autobatch: inputs-sha256=0fbcade33efac729797031226cd02eb9479130c38115e0caf50e1b4151d61e3c
+# autobatch: body-sha256=5d39fef1a450037be470154f7915d9fd4c159ad1e59d68ff0fef2b56fbf28e13
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.
 
@@ -29,7 +29,7 @@ fib(int64[]) stackless:
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(), "examples/fib.py", {"examples.fib": {"fib": "42e3f1186af61dc4"}}
 )

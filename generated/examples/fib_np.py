@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/fib.py
 # autobatch: source=examples/fib.py
 # autobatch: backend=numpy
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=c5f64cdd398cae1637de4ba3d28c3b5f3326c0b5e73644d57621b65cfd0d352b
-# autobatch: inputs-sha256=a23fcfa6a0c4fc32dd63ada3af7f935b9c4587f89f04043e550dcf53f062cb80
-# autobatch: body-sha256=4e964a0e068eb25a5493a8e4efb6521a6c6d079a3b2cc892be9af41d4840128b
+# autobatch: source-sha256=e2976d8292a584c801550960ed067e5217fa78845fe7d232cbc0a3134aa8f8a1
+# autobatch: inputs-sha256=11e71feece003a2187081b3c7df1b4e29712f160f9d3b1cfc801f093f6b844d4
+# autobatch: body-sha256=9b7af608edf232c904b45f3420e5cf6063c0db7dfb662cfb95ffcca12a807937
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.
 
@@ -29,7 +29,7 @@ fib(int64[]) stackless:
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(), "examples/fib.py", {"examples.fib": {"fib": "42e3f1186af61dc4"}}
 )

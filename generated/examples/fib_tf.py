@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/fib.py
 # autobatch: source=examples/fib.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=495694c974cf9ba6d07793dffca997d6f85afd621f2d0e7c0af56b324c4cd41d
-# autobatch: inputs-sha256=d7ba322b2102cba96bb4811acf51ca0e9f0896e8a7a06bc1b3ef2af660ded37a
-# autobatch: body-sha256=593df3a560047bc7129205c5eeb3a2c874f9f55170dc1d678932dd647e7748e1
+# autobatch: source-sha256=cd058b8d27bee720fc86748fbc04c7d4df966c04b104d47f76a47a7e9de2b22d
+# autobatch: inputs-sha256=d2c758b824cb18432e25440aeef0e24b97ebfe2e5444a87d6b9ca9c9d7245a33
+# autobatch: body-sha256=f7f83898e88a6826d126747cc811d0068a9f4a5f543e959ecc04ac089a253125
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.
 
@@ -29,7 +29,7 @@ fib(int64[]) stackless:
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(), "examples/fib.py", {"examples.fib": {"fib": "42e3f1186af61dc4"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/gcd.py
 # autobatch: source=examples/gcd.py
 # autobatch: backend=jax
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=02cdb75e687d8074c2319c11cf7773c06ab68395e459fb8c359c9822edaad5d6
-# autobatch: inputs-sha256=7939a3cb958374b8e352f656ebb4e31b315d29426dfaa4113a6ff539d08d5a57
-# autobatch: body-sha256=1095ec52ae08eba8fbd7c8ff4bf8c836a8bf0a1f41c955fc5e49fc9a7941ba74
+# autobatch: source-sha256=f5c15d3e802a79792628c7e7da5285b50a84a331f911205df280ee548c298632
+# autobatch: inputs-sha256=fd96e1e4d12f08e0cb688d30c4a05b2381f45c1efc0f4c45c01e88f10bd4d528
+# autobatch: body-sha256=12fa5d52661e77f12974dfba3a322d5c8209a39f592f216c5d826032f246ab2d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.
 
@@ -23,7 +23,7 @@ gcd(int64[], int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(), "examples/gcd.py", {"examples.gcd": {"gcd": "5a7a683b344542ce"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/gcd.py
 # autobatch: source=examples/gcd.py
 # autobatch: backend=numpy
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=18cee4303ea2cd9e0fb80959a93cd9ab2966da3da457f3575ab219ec9d2d8eea
-# autobatch: inputs-sha256=ac36832170938d2cf4c39058a321ccd4a6c1d1452f67ee7216d45257b43cf875
-# autobatch: body-sha256=f1ef8dbeeb8c8c36d4e937d0cf61ff002e279ed829f213c87e4169f4ac199b75
+# autobatch: source-sha256=1a42801351bfe78ade86a8df5fa49d603838a5c7ada6707e30abcdbada3981cd
+# autobatch: inputs-sha256=44d22b919146ed87b95e7995b0dc6f0b9f8642fd1262f7db44fa315c882436fb
+# autobatch: body-sha256=37fb69a516883bc7deb6c16eb96219556c35480266f2161e9f695ae3a4151825
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.
 
@@ -23,7 +23,7 @@ gcd(int64[], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(), "examples/gcd.py", {"examples.gcd": {"gcd": "5a7a683b344542ce"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/gcd.py
 # autobatch: source=examples/gcd.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=4b8931789abd5b404f3a048d6275d794591c0efa732aea917f9d2e2709fa4afc
-# autobatch: inputs-sha256=002b7a2d123d42e8c74b08cf804ec623dfefd082ca98f82b22922015e6b1783a
-# autobatch: body-sha256=ca4fabe6573c8a565a9264016dbd3ccbbf078ff7f590d4a8d7333ec03aa7ff69
+# autobatch: source-sha256=0351916fce7c6bf0ed8c2e9356ea6857f6c6c5d5b7603d4c9896b4b4b8f0fd8d
+# autobatch: inputs-sha256=71cac4a787e42c8f15ae6dc8733bb7a502193273910e1f22f150c039579df1a9
+# autobatch: body-sha256=ef5ed2d52173cdeb51c425b3ccc624e45f6030d6545dcdbf67f237ed183a1c2b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -23,7 +23,7 @@ gcd(int64[], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(), "examples/gcd.py", {"examples.gcd": {"gcd": "5a7a683b344542ce"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/iota_sum.py
 # autobatch: source=examples/iota_sum.py
 # autobatch: backend=jax
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=7b2ae9aef4363d3a5cc849adb08bb3c8f39662ad0ae705625c910acdc9129371
-# autobatch: inputs-sha256=8df05dccc34f0bfb150964a9001ad5add4cffb1b492d20734c70faa0c8e6563d
-# autobatch: body-sha256=0e69b9ddb12bb054dbf5079d3d3024d9555b79b3245e1ab89cbf176567356a97
+# autobatch: source-sha256=3ba6c8e03837d7d46f52f18e7618c415fae4943a3c5b8a8a7f8924d251f160e6
+# autobatch: inputs-sha256=530e449c66e947dfd1799ed732aff3615292c7c23318c7e66a7e9669d9a8cf87
+# autobatch: body-sha256=bd34b1f32092e98a72ff9769acf420d68e1b3b964c4e08cf5a16da2d82877f8d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.
 
@@ -23,7 +23,7 @@ iota_sum(int64[], int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(),
     "examples/iota_sum.py",

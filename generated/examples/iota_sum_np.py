@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/iota_sum.py
 # autobatch: source=examples/iota_sum.py
 # autobatch: backend=numpy
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=efc5ba58e25e32fa3df4028b39122d15033d3d935ab8fa5dffc00d4271d7e667
-# autobatch: inputs-sha256=9a50407fa5d4034fdfa2c0084bc5c4819a8f1b0d14e1515431bf0466976eca89
-# autobatch: body-sha256=78838efc0d3cc0b6c1ba9c6824f55292fefddccd535b373c31b4dc9f4bb070ee
+# autobatch: source-sha256=2741ace70eb95aec7cdcf8608674bbf8afbf675bf8f6fe18781c0ab5aab4ee80
+# autobatch: inputs-sha256=2df375a0d2f03fd4f880e7fa02bec5e321f777bab7c300305870ba8e63e1df00
+# autobatch: body-sha256=60767a48484df8fe5247e95162f162eeb50ed9dc9f953d3214b7e705f2ad6518
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.
 
@@ -23,7 +23,7 @@ iota_sum(int64[], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(),
     "examples/iota_sum.py",

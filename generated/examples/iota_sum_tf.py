@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/iota_sum.py
 # autobatch: source=examples/iota_sum.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=485263e1d2c8ec27d757ec9638ab6d0315bb7a81b0cfc8cbfd26d75adbc6bc2f
-# autobatch: inputs-sha256=6fd9749aaba393f1483eedb00bcd51c4d2c65567112a589b1708822ea1470c88
-# autobatch: body-sha256=b2a08d91abb51a3193af0d9bf895a2e65957d2fe08cd4aa34102473ac13ca0ae
+# autobatch: source-sha256=36c42964bf44809ad16410c8c4ea7eaccd14f448ecf7e4e9c4ed1d7f9e519c57
+# autobatch: inputs-sha256=c4ea710e7c439aaf2c5474e729d28b6ca1757ed97934dbab6dd582b432b1a202
+# autobatch: body-sha256=fb99b8e46a26100aac56771e2b9d0f93d0011c38da2c876aa0c5376610218ef1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.
 
@@ -23,7 +23,7 @@ iota_sum(int64[], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(),
     "examples/iota_sum.py",

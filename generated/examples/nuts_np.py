@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/nuts.py
 # autobatch: source=examples/nuts.py
 # autobatch: backend=numpy
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=df3d5d693f9487fb19167c8f08e5001f52a2793f27f9e601426e29717b7deb26
-# autobatch: inputs-sha256=6e1f0728cf148b94495560af89ea783132fc94a4253a58e6b9e334f14f7e5211
-# autobatch: body-sha256=0801ebb9646bf35b747c640451bf386c0784b5a0b9069886579ab248093dd12c
+# autobatch: source-sha256=2c48acd088aaddb29c1ac99821e836b7706778c3c51b6556abb07bde15295921
+# autobatch: inputs-sha256=e92ad175e9cb2ce66b091de7109b2d533ed5c9df481207fa8b79182364768798
+# autobatch: body-sha256=63838c0206840dea545010ad89272217c0efbc939bce0a36329e2d87b0aadf0c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.
 
@@ -44,7 +44,7 @@ nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(),
     "examples/nuts.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/nuts.py
 # autobatch: source=examples/nuts.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=92de434aaa9af702c73abe7236ae0d44932d967483e20bfd0576f013c8568043
-# autobatch: inputs-sha256=6102962658d49214074b0ffd7d28c8bcad1a29fd0ea8abaa14d6a84822cc73c2
-# autobatch: body-sha256=f3ff9846cee8e5f00b6dd9252a1d761bde0c86c478c193cc789ff71147b67a2e
+# autobatch: source-sha256=11e936a3f6f28f872431da3cf0d999d94861f244deb2dbb6ded80f4a15b8c195
+# autobatch: inputs-sha256=4bccd7b316f8b497a0c082b2e08a46f82f65de9301f1c447601404b7b5c1e751
+# autobatch: body-sha256=773cc1411365abe39c177834bd1be5d7dccc69e478f3e451f04b07a4cea155b0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.
 
@@ -44,7 +44,7 @@ nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(),
     "examples/nuts.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/primes.py
 # autobatch: source=examples/primes.py
 # autobatch: backend=jax
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=20f2a6b78e3c5a4cc6587bfd9bf53c6ecf1acbae6e5dc77a7b32f56bc9d8f86d
-# autobatch: inputs-sha256=6fc9a8b6eb07c2bec36bf300894b2b5ec5118929f24af0d1ceca33caee1bf98b
-# autobatch: body-sha256=f361778583965d271731995469902c3692deda6a172637c3a62fec89eda380ee
+# autobatch: source-sha256=0120f0bc9b7af61b9415924f269f527e532d458d6067b58eade8432b77f2d7d5
+# autobatch: inputs-sha256=5bb4438a3ab60cca78a20441ae78383fb7f4c70728132f5fe065ad691e1efb63
+# autobatch: body-sha256=31405d32d7a3957bee62ab7023218b11803aa825fe3600ec03505e38f5e03cc5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.
 
@@ -42,7 +42,7 @@ smallest_factor(int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(),
     "examples/primes.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/primes.py
 # autobatch: source=examples/primes.py
 # autobatch: backend=numpy
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=cd8a5107507afde5555ee268467e53491b2e0b9c16b6e20f146de27e5634f564
-# autobatch: inputs-sha256=25bd6a8ddf13698f1362da619499c8106636299c89572ba6279ea8d8f6b2bd2b
-# autobatch: body-sha256=e9879d69c15fa6378db21d5c25c988397dfaca83ff6b5becefdf3a833cc0a258
+# autobatch: source-sha256=45980ba2c59ea781b69697e7615331eaf53c3bd7b803963cd5ac95a7fdc8d5a2
+# autobatch: inputs-sha256=e1c6459e6984f0c4e7fd5ede55a8a2e2002f3dc1b162addaa939f169e49298ae
+# autobatch: body-sha256=f98f3ef540b0c4aebe3030f674883ec82dda8bccf873af4530f12ef848835759
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.
 
@@ -42,7 +42,7 @@ smallest_factor(int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(),
     "examples/primes.py",

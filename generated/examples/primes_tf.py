@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/primes.py
 # autobatch: source=examples/primes.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=85cdb14d9db97ae1b9733bfe6c01a8e1c186528d057a21183d31b4e7eb3b81de
-# autobatch: inputs-sha256=c0a1e2611e8a7661b1c0d24fdf15af48924465a383be1f0d12e11b42675ff25d
-# autobatch: body-sha256=c42f0267159a493f5c073e5a21aa0bbc7502bcbff46d6612d087856b3cf9006e
+# autobatch: source-sha256=bd6c8e3e064d440719bef2df102e349caaddae5619dfb46cbd680eeb38301aa9
+# autobatch: inputs-sha256=75deef76d4139439230cd61344e2c826d194695b41b42a938904a3091879e241
+# autobatch: body-sha256=d10bba4d2a4a27aaabf4ec8b3f63d61cdabf1a59b272a4e67930d3bd1293a06d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.
 
@@ -42,7 +42,7 @@ smallest_factor(int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(),
     "examples/primes.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/rotate.py
 # autobatch: source=examples/rotate.py
 # autobatch: backend=jax
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=fde674cff4d429a4b3be7fe45a38c6d1083d2d8ea7eeebd0f5f77c63e05a4756
-# autobatch: inputs-sha256=156674db81d1124c4a95b1c906c6d133d18e0991b232c9c2c79a5c99181c4b4b
-# autobatch: body-sha256=43e08b878702c678648db71d7b2beae4fd87d3d8427d31e876010f5848d03f64
+# autobatch: source-sha256=dc2db956ee431bb630c772477b1ad8ad76c439ca01d2d7c59adec84d2191a056
+# autobatch: inputs-sha256=5f190cb5a1e410b6163fdd76ea36edb54f818c8b319390f4da4523383da6144d
+# autobatch: body-sha256=967863f28aa2e236cc6fa2e99bb9204da852292a3762c2628ca8fbec8399625d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.
 
@@ -24,7 +24,7 @@ rotate(Point(float64[], float64[]), int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(), "examples/rotate.py", {"examples.rotate": {"rotate": "bc112c5974f287e4"}}
 )

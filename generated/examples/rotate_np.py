@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/rotate.py
 # autobatch: source=examples/rotate.py
 # autobatch: backend=numpy
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=42ea25588f18bc52fc2caaf3d5988cb8a7211551a89305403bc5e56a8ae31096
-# autobatch: inputs-sha256=044a1a31d71ae5c04a721811017b3b108e721ae70176758c4b88e8902f44d766
-# autobatch: body-sha256=d197a3f19a4957fa84ab14f3f28c08a7f9c5979959aa266ecf9e9c3624ec1d21
+# autobatch: source-sha256=08583cadb7a36159f4df2c7547e65718e99f0531f7fa328e69b0a6a478ed3181
+# autobatch: inputs-sha256=94e70fae6f6c1e035c4701a4857537016277a20af492ee0c750213ac96bccb38
+# autobatch: body-sha256=cb0373dd853e439732c6c5be2046a5e81572f560abbd2852bc373c8a0d546d23
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.
 
@@ -24,7 +24,7 @@ rotate(Point(float64[], float64[]), int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(), "examples/rotate.py", {"examples.rotate": {"rotate": "bc112c5974f287e4"}}
 )

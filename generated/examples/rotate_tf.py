@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/rotate.py
 # autobatch: source=examples/rotate.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=5a16b8a30d20e1712e4bcf4731e0145e2d3eda39d7a0a50cf2f5f7123cfdcacd
-# autobatch: inputs-sha256=b7349330ef5cb40bc498e14ffe995c70dda6acc9889113210eef02cb2a2aff96
-# autobatch: body-sha256=1fc943efb8bb8b16e7f0dffc6cfe1fd081043d37a1f296d8db8d01a56493c001
+# autobatch: source-sha256=c0017121bd2378d5d6997d2429a63ae5cad5a49ddc4c5eb8b8fd48f036151fdd
+# autobatch: inputs-sha256=f5e60403c7c477337b8d1c60a5b572886bbdb868f881084342446964ac784af4
+# autobatch: body-sha256=9a27754ebbcf056943f4195d4f393b17523c6cd3f5bac5b74d4d1dc409f36cc0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.
 
@@ -24,7 +24,7 @@ rotate(Point(float64[], float64[]), int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(), "examples/rotate.py", {"examples.rotate": {"rotate": "bc112c5974f287e4"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/search.py
 # autobatch: source=examples/search.py
 # autobatch: backend=jax
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=d466e709788f31e5a68c6dd13530b69766f55f9a74c5df80c89d9d08bfe0c0cb
-# autobatch: inputs-sha256=2918ac34ba0c35ab1fd9ec12754b2f4f420e45de61add5a3d2e4c20cee51761a
-# autobatch: body-sha256=6b256b6e10f4bb5dd79219be4e13cf9f4cf4d560753e51253f1bc7456aba7b1b
+# autobatch: source-sha256=aa4fa67fa2296618023a0e82551486582c87bded910e41214afe99982e7725e9
+# autobatch: inputs-sha256=2261ce45a53867015c6409dfd62dcf33837459d52f81ec052deff25e96fa2cb6
+# autobatch: body-sha256=6c91182aff57774800649d345d0cab039b0b0787c001afcca3207853a4518d67
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.
 
@@ -23,7 +23,7 @@ bisect_left(int64[n], int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(),
     "examples/search.py",

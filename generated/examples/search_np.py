@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/search.py
 # autobatch: source=examples/search.py
 # autobatch: backend=numpy
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=53b3133294dcdfccfc3f5112c1cf426d4204136226578979f99d06a3590fe83d
-# autobatch: inputs-sha256=148c9c9e89aabfc4d3f2674e767b025926097f2ed9c666d41aaa4f8580ba311b
-# autobatch: body-sha256=68c3b2c4f5392f8da2fecf5180e5399118f4545d25fdfad6ee15afc1b3f3da87
+# autobatch: source-sha256=b5a0fc0b0a08f420eb2f41eaf9ea5079382a5a7916883fabe5e3257fbe50aef6
+# autobatch: inputs-sha256=3885bdc399e6ae797bb539ca5fe95cb10e5bd35cd4d817d2d0da6b97ebaf55ed
+# autobatch: body-sha256=d9465dd6c703882764a513b13a1adae20c61ea573cd1b038e7c073f2842a24d1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.
 
@@ -23,7 +23,7 @@ bisect_left(int64[n], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(),
     "examples/search.py",

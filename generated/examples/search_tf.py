@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/search.py
 # autobatch: source=examples/search.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=9fac952f6d7d622f086f3af9d78b4228e22493feeb264cdb0c5c47b998c20d0b
-# autobatch: inputs-sha256=716c3c31b02b04fc689e563757566bcd5ec041fdc8acf1e5ef7c659cd54d41c7
-# autobatch: body-sha256=93a1afc918e7492bd75cf7a66e779895b96eac033f7fc43881c05f8cd26859f5
+# autobatch: source-sha256=2d2ad12422a5fe3587a2ad1e2d073c293442f94d64315f59b8217da487444b7d
+# autobatch: inputs-sha256=cf5bd6ce100e2319366b12f97b3063c09d952c21ff6deb2b779cdf1a6fdcce8b
+# autobatch: body-sha256=e4c83d84a364d98a0ea749265a64cff6045f1c39091ef315fdb6f8e88492d7cd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.
 
@@ -23,7 +23,7 @@ bisect_left(int64[n], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(),
     "examples/search.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/sort.py
 # autobatch: source=examples/sort.py
 # autobatch: backend=jax
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=dc043b6968c11995454d3c789b763799dda44b512d443efd37340834b2ebfcf1
-# autobatch: inputs-sha256=f91bb1e276136613333d554310eeff256a3a7c8325bef0b73f0e226c0d6dec94
-# autobatch: body-sha256=c7ebe27d24094851cc4f0a2f7030eeac0565e5fd4806487c5ba0f01c385d751d
+# autobatch: source-sha256=171985f205a0c467d0639a80772d14bb9d19dc322e6d98f6b505222f6e858912
+# autobatch: inputs-sha256=0a163957ee0b87af0799ae7096fc6b994da288b0bf0c4c5313be8aa83e980229
+# autobatch: body-sha256=5f5dd272ab2e4c400dc8c0459b2848b1f90830cc3ee748d5dc52d3f45c4e4ebb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.
 
@@ -33,7 +33,7 @@ insertion_sort(int64[n]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(),
     "examples/sort.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/sort.py
 # autobatch: source=examples/sort.py
 # autobatch: backend=numpy
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=339227f39b89b9098d5a99e06e41dd547b0eced92218024b90b2a4e21e79bae3
-# autobatch: inputs-sha256=36e1a035206a22f31ff302105e79d85a13162919da6f6ac7b30eb3b797fd8cd6
-# autobatch: body-sha256=7f16f8c9c87c4b93fa172485f258f146913caa3bd83024c1e3a7cf161122a8fb
+# autobatch: source-sha256=8c01e434eca8089ef07f94eeeee2f66a32bbd0ca370e13cbcd7d9d733f1812bd
+# autobatch: inputs-sha256=44b1037d274436a0e9763e735ef4184a098c4a8f403e70a17da64d232b939ea9
+# autobatch: body-sha256=f3ed2bcb6e12ab8f5d873e3303cf2ff4930cddb80fdad8b4e73169df0d0ac1ec
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.
 
@@ -33,7 +33,7 @@ insertion_sort(int64[n]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(),
     "examples/sort.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/sort.py
 # autobatch: source=examples/sort.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=f5829e14fa8caacd3e9fc042ed7107a412a6eff55d094cdf85331cd60860b719
-# autobatch: inputs-sha256=5c208fe77a7aad70836666e034f53062adb4fe0d38400673e9bb274859b9f229
-# autobatch: body-sha256=5e60df827ea1943b75df023631dadaff5dee7b81cdafe201cf825fa50bcaacda
+# autobatch: source-sha256=1645d07757fe4c4ac7a2dd27feab98c55aa55350bda5f507b2d20d0e675c49a2
+# autobatch: inputs-sha256=3c3ceac70d3c288dc44675aa207e420a3d65e53efb084ffae01fb6fafdb474cb
+# autobatch: body-sha256=85893f930dccaabddbcc16e4ec374f748d4e8bef5fed893a1f13a68be36059cf
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.
 
@@ -33,7 +33,7 @@ insertion_sort(int64[n]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(),
     "examples/sort.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/tree.py
 # autobatch: source=examples/tree.py
 # autobatch: backend=jax
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=1296f7ef763a5d6b9e04d3a55d90033ba13c0818f1ef62f97ccb1301508b0f85
-# autobatch: inputs-sha256=5aa971dba0a85ad0530da123f25bf8325bcdf3ed8aff9721a31126f73260c608
-# autobatch: body-sha256=2c59643298a139bf75191ca2ad3f165bb195c55f1e6536a694b471fbbbc5d930
+# autobatch: source-sha256=db198f9aadb7f6967fd467e12ae45602458ef5356f138775549cefb8609a0723
+# autobatch: inputs-sha256=f977c74115f22cc5d5984d51f55a98aeabc61164cf0169e768b74a7b2e9944d8
+# autobatch: body-sha256=c4321403648bcc5d02f020fe382ebe4e9ba8c9d45b899a3766b79f531ccc62e8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.
 
@@ -26,7 +26,7 @@ predict(float64[n]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(), "examples/tree.py", {"examples.tree": {"predict": "783f2166447c2acf"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/tree.py
 # autobatch: source=examples/tree.py
 # autobatch: backend=numpy
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=24d77eaa51280a7da7ca54bee7bf03aa39fc168c6df5a79f47b16218def0d296
-# autobatch: inputs-sha256=13d28b103dc873701e82c89d3a5d2b350a90879d1e2d94d032ded26e2c97f417
-# autobatch: body-sha256=0c0f077cf555756984410ca7cfd3a3db2299e1aacb98687b2cb3b4053f138033
+# autobatch: source-sha256=9ef110df933409d4ad0519b11ad1c029658dabf22aa4854929412de4399cd82f
+# autobatch: inputs-sha256=beb0759602fb217dac25231b09f7184146e577c68f3ae11300caa6ebfc32eaa1
+# autobatch: body-sha256=d2c9f15699d2e6ea4e38317b8c33dc482b4b6436af4325581058a7e92093074d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.
 
@@ -26,7 +26,7 @@ predict(float64[n]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(), "examples/tree.py", {"examples.tree": {"predict": "783f2166447c2acf"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/tree.py
 # autobatch: source=examples/tree.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=47cf4f9b9faed985e0bb11bf57cde538e481cd72aa36f3a685660aec2bbaa114
-# autobatch: inputs-sha256=747f32e492269354b413578b48e0611ebd89463cfd5a4e9fb6de38f5adece199
-# autobatch: body-sha256=c6e0146609ea0a8ae63512ef3f9e1603bc095eaba1fde38dbecb84551b78c06c
+# autobatch: source-sha256=5d3f703c4ee9a6b975a6bb3fa154685de20f6a470b91f6c9b4fd997d5916f0b1
+# autobatch: inputs-sha256=fcc6f92c5f07df6ab2d7fa0cc3cfbd3469c31a5f40733486218850fd32c542f2
+# autobatch: body-sha256=97093650f0717711c67861775cc8f036edd22fb32a68c6862fda528263736c32
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.
 
@@ -26,7 +26,7 @@ predict(float64[n]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(), "examples/tree.py", {"examples.tree": {"predict": "783f2166447c2acf"}}
 )

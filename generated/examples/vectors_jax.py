@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/vectors.py
 # autobatch: source=examples/vectors.py
 # autobatch: backend=jax
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=749266b358a0e2732670afb2c8ebcdb020a0f6a522dedac020cbde05c644cde2
-# autobatch: inputs-sha256=9a432a289f8a2affa98708092ade72a116a4beff36aa8f6d46d36279461ce868
-# autobatch: body-sha256=1d1c5f9c10947442da34d9285b12655c3cc2e762f1fa68b2b1a935cf6e277591
+# autobatch: source-sha256=0dae14274c58e182173e2cb36854e67719aeda7899d519a9300f1c461f648f47
+# autobatch: inputs-sha256=c36da879080203e911b7ec8d7201c8495a1f51f19f0e4bb650c5e0ef818a4ee5
+# autobatch: body-sha256=dfecfd64276ffb505ff46d9924725083e37da89588571e7b1b7c7478ef710c55
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.
 
@@ -29,7 +29,7 @@ spiral(float64[n], int64[m], int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(),
     "examples/vectors.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/vectors.py
 # autobatch: source=examples/vectors.py
 # autobatch: backend=numpy
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=9997fdec3de1253ea70d85c7404584cb7515d0424c740df07cda52873ae1b1d3
-# autobatch: inputs-sha256=1d11cda2a33c552d45a25429118e50d6c49ea7396357f9f66532d0f72bb97e77
-# autobatch: body-sha256=e2e2647efd0b56640ffe4190eb7379b6533baa8120a4b923e61693d5aaf592dc
+# autobatch: source-sha256=48680e237b1381538d225e22f09742a2b1e1540d72d5f7a4487c4159b945e8dd
+# autobatch: inputs-sha256=a114c31ebd0b99469bfc0dbcffb236606eed5e076b64b13ab0a70ae184a0873d
+# autobatch: body-sha256=8ff842f58cec9d62a3a804618ae4abc8321ffc22f4f001c090ac0d2664b4a251
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.
 
@@ -29,7 +29,7 @@ spiral(float64[n], int64[m], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(),
     "examples/vectors.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/vectors.py
 # autobatch: source=examples/vectors.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=8
+# autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=d569b1777fdf6191b1985eb9d8930c677817d48062e5ba6bf4c919d952896c17
-# autobatch: inputs-sha256=16789460361f305a6cfbad3bcd0e743abdfdff064e1d68202e5729c3507698f5
-# autobatch: body-sha256=c2f839449b995cb3b53179ae5a85f278ac243e67b7bfa335e4cdef2fee399906
+# autobatch: source-sha256=322953c2ff2a04c03f1582c7a04cae326edff0d26390bee4be3d45ef13d4524d
+# autobatch: inputs-sha256=16e007c4178a45a2d36b1975c640c8fcbed7e0b20a9aa91a0959ae7014755b53
+# autobatch: body-sha256=8e0f3f066641f54f9f08e283f1479fb375aa9b93273b814780ba33001bb857ea
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.
 
@@ -29,7 +29,7 @@ spiral(float64[n], int64[m], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(8, __name__)
+rt.require(9, __name__)
 rt.check_fresh(
     globals(),
     "examples/vectors.py",

@@ -76,6 +76,8 @@ class _FunctionBuilder(Statements, Loops, Expressions):
         self.fn = narrowing.narrow(source.node)
         self.batched_params = batched_params
         self.locals = local_names(self.fn)
+        # locals that may hold None: an operand reading one runs only where Python evaluates it
+        self.maybe_none = narrowing.maybe_none_names(self.fn, self.is_batched_call)
         self.namespace = {**source.globals, **source.closure}
         self.used_names = set(self.locals)
         self.counters: Dict[str, int] = {}

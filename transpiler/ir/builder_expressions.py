@@ -257,7 +257,11 @@ class Expressions:
         a batched function, or it indexes by a value (which may be out of
         range where Python would not evaluate it: `i < n and v[i] > 0`), or
         it raises to a power that is not a literal (an int's negative power
-        stops the example: `k >= 0 and 2 ** k > n`)."""
+        stops the example: `k >= 0 and 2 ** k > n`), or it reads a local that
+        may be None outside a None-guard (`found and r > 2`: a None used as a
+        number stops the example)."""
+        if self.maybe_none and narrowing.unmarked_reads(expr) & self.maybe_none:
+            return True
         return any(
             self.is_batched_call(n)
             or (isinstance(n, gast.Subscript) and _indexes_by_value(n))

@@ -26,12 +26,17 @@ class Comparisons(ValueQueries):
     # ---- optionals: a value that is None in some examples ------------------
 
     def visit_Name(self, node):
-        """An optional used as its value (`r * 2` after `if r is None:
-        return -1`) reads its `value`; the whole expression `y = r` or
-        `return r` keeps it optional."""
+        """An optional used as a number (`r * 2`, `r < 3`, `abs(r)`) reads
+        its `value` through `py_not_none`, which stops the examples where it
+        is None with Python's TypeError (a read a None-guard made safe is
+        `__present__(r)`: python_calls.py reads it plainly); the whole
+        expression `y = r` or `return r` keeps it optional."""
         if node is self.root or not isinstance(node.ctx, ast.Load) or not self.optional(node):
             return node
-        return self.done(ast.Attribute(node, "value", ast.Load()))
+        present = ast.Attribute(node, "present", ast.Load())
+        value = ast.Attribute(ast.Name(node.id, ast.Load()), "value", ast.Load())
+        name = node.id.rsplit(".", 1)[-1]
+        return self.done(call_node("py_not_none", present, value, ast.Constant(name)))
 
     def visit_Attribute(self, node):
         if node.attr in ("present", "value") and isinstance(node.value, ast.Name) and self.optional(node.value):

@@ -29,7 +29,8 @@ version it was generated for, and `require` refuses another at import time.
 # 6: compact blocks: select_fields, save_all; WRITES lists as strings of names (common.block_writes)
 # 7: negative_power: an int to a negative per-example int power stops the example
 # 8: python_error, py_divisor, py_power, py_bound: where Python raises (python_errors.py), the example stops
-# 9: py_not_none: an optional used as a number stops the examples where it is None (TypeError)
+# 9: py_not_none, py_shift_count, py_range_step: None as a number (TypeError), a negative
+#    shift count or a zero range() step (ValueError) stop the example
 RUNTIME_VERSION = 9
 
 

@@ -35,6 +35,7 @@ DOMAIN = frozenset(
 )
 OVERFLOWING = frozenset("exp expm1 cosh sinh pow".split())
 INT_CONVERSIONS = frozenset("floor ceil trunc".split())  # math.<name>: float -> int, as int() does
+COUNTING = frozenset("factorial comb perm".split())  # of ints: ValueError below 0, beyond int64 stops
 
 _DIVISION = ("ZeroDivisionError", "division by zero")
 _DOMAIN = ("ValueError", "math domain error")
@@ -51,6 +52,30 @@ _COMPLEX_POWER = (
     "which the program does not compute",
 )
 _POWER_RANGE = ("OverflowError", "numerical result out of range")
+_SHIFT = ("ValueError", "negative shift count")
+_BEYOND_INT64 = "the result is beyond the program's 64-bit ints (Python's int would grow)"
+# math.factorial, comb, perm: ((error, message, check), ...)
+_COUNTING_ERRORS = {
+    "factorial": (
+        ("ValueError", "factorial() not defined for negative values", "factorial_negative"),
+        ("OverflowError", _BEYOND_INT64, "factorial_range"),
+    ),
+    "comb": (
+        ("ValueError", "n must be a non-negative integer", "counting_n"),
+        ("ValueError", "k must be a non-negative integer", "counting_k"),
+        ("OverflowError", _BEYOND_INT64, "comb_range"),
+    ),
+    "perm": (
+        ("ValueError", "n must be a non-negative integer", "counting_n"),
+        ("ValueError", "k must be a non-negative integer", "counting_k"),
+        ("OverflowError", _BEYOND_INT64, "perm_range"),
+    ),
+}
+_LARGEST_INT64 = 2**63 - 1
+_FACTORIAL_STEPS = 20  # 20! is the largest factorial an int64 holds
+# comb(n, j) for j = min(k, n - k) > 33 is beyond int64 for every n (comb(68, 34) > 2**63)
+_COMB_STEPS = 33
+_RANGE_STEP = ("ValueError", "range() arg 3 must not be zero")
 
 _INT_LIMIT = 2.0**63  # int64 holds [-2**63, 2**63)
 _INFINITY = float("inf")
@@ -64,6 +89,12 @@ def errors_of(operation, arity=1):
     two tests for one error class)."""
     if operation == "divide":
         return (_DIVISION,)
+    if operation == "shift":
+        return (_SHIFT,)
+    if operation in _COUNTING_ERRORS:
+        return _COUNTING_ERRORS[operation]
+    if operation == "range_step":
+        return (_RANGE_STEP,)
     if operation == "powmod":
         return POWMOD_ERRORS
     if operation == "int" or operation in INT_CONVERSIONS:
@@ -222,6 +253,75 @@ def helpers(ops):
         on `operands` (per-example numbers, or Python numbers) raises `error`."""
         return active & _raises(error, operation, [ops.asarray(o) for o in operands])
 
+    def py_shift_count(count):
+        """A per-example shift count (an int), 0 where it is negative: those
+        examples stop (python_error "shift", Python's ValueError)."""
+        count = ops.asarray(count)
+        return ops.where(count < 0, count * 0, count)
+
+    def py_range_step(step):
+        """`range()`'s per-example step, 1 where it is 0: those examples stop
+        (python_error "range_step", Python's ValueError), and no loop runs
+        forever."""
+        step = ops.asarray(step)
+        return ops.where(step == 0, ops.ones_like(step), step)
+
+    def py_factorial(n):
+        """`math.factorial(n)` of a per-example int: exact where it fits in
+        int64 (n <= 20); beyond, and for n < 0, the example stops."""
+        n = ops.asarray(n)
+        result = ops.ones_like(n)
+        for i in range(2, _FACTORIAL_STEPS + 1):
+            result = ops.where(n >= i, result * i, result)
+        return result
+
+    def py_comb(n, k):
+        """`math.comb(n, k)` of per-example ints (0 where k > n)."""
+        return _comb(n, k)[0]
+
+    def py_perm(n, k):
+        """`math.perm(n, k)` of per-example ints (0 where k > n)."""
+        return _perm(n, k)[0]
+
+    def _comb(n, k):
+        """(comb(n, k), whether it is beyond int64), exactly: comb(n - j + i, i)
+        for i = 1 .. j = min(k, n - k), each step q * a + (r * a) // i where
+        q, r = divmod(previous, i) and a = n - j + i (no step overflows unless
+        the result does)."""
+        n, k = ops.asarray(n), ops.asarray(k)
+        zero = n * 0
+        valid = (n >= 0) & (k >= 0) & (k <= n)
+        j = ops.where(k + k > n, n - k, k)
+        beyond = valid & (j > _COMB_STEPS)
+        j = ops.where(valid & ~beyond, j, zero)
+        base = n - j  # >= 0 wherever j > 0
+        result = ops.ones_like(n)
+        for i in range(1, _COMB_STEPS + 1):
+            grows = (i <= j) & ~beyond
+            a = ops.where(grows, base + i, zero + 1)
+            q, r = result // i, result % i
+            part = r * a // i
+            over = grows & (q > (_LARGEST_INT64 - part) // a)
+            beyond = beyond | over
+            result = ops.where(grows & ~over, q * a + part, result)
+        return ops.where(valid, result, zero), beyond
+
+    def _perm(n, k):
+        """(perm(n, k), whether it is beyond int64): n (n - 1) ... (n - k + 1),
+        at least k!, so beyond int64 wherever 20 < k <= n."""
+        n, k = ops.asarray(n), ops.asarray(k)
+        zero = n * 0
+        valid = (n >= 0) & (k >= 0) & (k <= n)
+        beyond = valid & (k > _FACTORIAL_STEPS)
+        result = ops.ones_like(n)
+        for i in range(_FACTORIAL_STEPS):
+            grows = valid & (i < k) & ~beyond
+            a = ops.where(grows, n - i, zero + 1)
+            over = grows & (result > _LARGEST_INT64 // a)
+            beyond = beyond | over
+            result = ops.where(grows & ~over, result * a, result)
+        return ops.where(valid, result, zero), beyond
+
     def py_bound(assigned, name):
         """A local's flag, read where some path may not have assigned it
         (passes/unbound.py): the block stops the examples where it is False."""
@@ -243,8 +343,20 @@ def helpers(ops):
             if operation == "powmod_inverse":
                 return (exponent < 0) & (modulus != 0)
             return (modulus > _POWMOD_LIMIT) | (modulus < -_POWMOD_LIMIT)
-        if operation == "divide":
+        if operation in ("divide", "range_step"):
             return operands[0] == 0
+        if operation == "shift":
+            return operands[0] < 0
+        if operation == "factorial_negative":
+            return operands[0] < 0
+        if operation == "factorial_range":
+            return operands[0] > _FACTORIAL_STEPS
+        if operation == "counting_n":
+            return operands[0] < 0
+        if operation == "counting_k":
+            return (operands[0] >= 0) & (operands[1] < 0)
+        if operation in ("comb_range", "perm_range"):
+            return (_comb if operation == "comb_range" else _perm)(*operands)[1]
         if operation == "int" or operation in INT_CONVERSIONS:
             (value,) = operands
             if not ops.is_float(value):
@@ -293,6 +405,11 @@ def helpers(ops):
         "py_divisor": py_divisor,
         "py_isclose": py_isclose,
         "py_power": py_power,
+        "py_factorial": py_factorial,
+        "py_comb": py_comb,
+        "py_perm": py_perm,
+        "py_range_step": py_range_step,
+        "py_shift_count": py_shift_count,
         "py_not_none": py_not_none,
     }
 

@@ -94,3 +94,28 @@ def scaled(v, s):
     """An example's own NumPy vector divided by a number: NumPy's meaning
     (inf where s == 0, no error), as on one example."""
     return v / s
+
+
+@ctx.batch
+def shifted(a, k):
+    """A negative shift count raises ValueError; a guard keeps it out."""
+    high = (1 << k) > a if k >= 0 else False
+    return (a << k) - (a >> k) + high
+
+
+@ctx.batch
+def stepped_sum(n, step):
+    """range() with a per-example step of 0 raises ValueError."""
+    total = 0
+    for i in range(0, n, step):
+        total += i
+    return total
+
+
+@ctx.batch
+def counting(n, k):
+    """math.comb, perm and factorial of ints: exact while they fit in 64 bits."""
+    ways = math.comb(n, k) % 1000003 if n >= 0 or k < 0 else -1  # a guard: not evaluated where n < 0 <= k
+    if k <= 12:
+        ways += math.perm(n, k) % 1000003 + math.factorial(k)
+    return ways

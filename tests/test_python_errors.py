@@ -162,3 +162,37 @@ def test_the_generated_code_says_what_it_checks():
     assert 'rt.python_error(active, "ValueError", "sqrt", x)' in text
     assert "x / rt.py_divisor(" in text and "% rt.py_divisor(d)" in text
     assert 'rt.python_error(active, "ZeroDivisionError", "divide", d)' in text
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_negative_shift_counts_and_zero_steps_raise_value_error(mode):
+    a = [5, 6, 7, 8, -9, 10, 11, 12]
+    k = [1, -1, 0, 3, 2, -4, 5, 0]
+    message = check_against_python("shifted", [a, k], mode)
+    assert "negative shift count" in message
+    k = [1, 1, 0, 3, 2, 4, 5, 0]
+    check_against_python("shifted", [a, k], mode)
+    n = [9, 9, -5, 10, 4, 0, 7, -7]
+    step = [2, 0, -1, 3, 0, 1, -2, -3]
+    message = check_against_python("stepped_sum", [n, step], mode)
+    assert "range() arg 3 must not be zero" in message
+    step = [2, 5, -1, 3, 1, 1, -2, -3]
+    check_against_python("stepped_sum", [n, step], mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_comb_perm_and_factorial_are_exact_or_raise(mode):
+    # exact at the edge of int64 (comb(66, 33), perm(2000000, 3)), 0 where k > n,
+    # and n = -1 where a guard keeps Python from evaluating comb
+    n = [66, 1000, 2000000, 3, 0, 62, -1, 20]
+    k = [33, 2, 3, 5, 0, 31, 13, 12]
+    check_against_python("counting", [n, k], mode)
+    # a negative argument: ValueError, as in Python
+    n = [66, -1, 5, 67, 10, 7, 2, 9]
+    k = [33, 2, -1, 3, 12, 3, 2, 4]
+    message = check_against_python("counting", [n, k], mode)
+    assert "must be a non-negative integer" in message
+    # beyond int64 (comb(67, 33), perm(100, 12)), where Python's int grows: OverflowError
+    n, k = [66, 67, 100, 7, 2, 9, 3, 4], [33, 33, 12, 3, 2, 4, 3, 4]
+    with pytest.raises(OverflowError, match=r"example\(s\) \[1, 2\].*64-bit ints"):
+        P.counting(np.array(n), np.array(k), **MODES[mode])

@@ -109,6 +109,11 @@ def _python_errors(node):
         return "powmod", args, python_errors.errors_of("powmod")
     if helper == "py_divisor" and len(args) == 1:
         return "divide", args, python_errors.errors_of("divide")
+    if helper in ("py_factorial", "py_comb", "py_perm") and len(args) == (1 if helper == "py_factorial" else 2):
+        return helper[3:], args, python_errors.errors_of(helper[3:])
+    if helper in ("py_shift_count", "py_range_step") and len(args) == 1:
+        operation = "shift" if helper == "py_shift_count" else "range_step"
+        return operation, args, python_errors.errors_of(operation)
     if helper == "py_power" and len(args) == 2:
         return "power", args, python_errors.power_errors(_constant_number(args[1]))
     if helper in ("py_int", "py_round") and len(args) == 1:

@@ -26,7 +26,7 @@ from transpiler.frontend.iterables import target_names
 from transpiler.frontend.source import origin_of
 from transpiler.frontend.static_lengths import static_count
 from transpiler.ir import instructions as ir
-from transpiler.ir.builder_support import NO_DEFAULT, REPEAT, SET_ITEM, is_literal_int, load, unparse
+from transpiler.ir.builder_support import NO_DEFAULT, RANGE_STEP, REPEAT, SET_ITEM, is_literal_int, load, unparse
 from transpiler.markers import truthy
 
 
@@ -267,6 +267,7 @@ class Expressions:
             or (isinstance(n, gast.Subscript) and _indexes_by_value(n))
             or _power_by_value(n)
             or _divides_by_value(n)
+            or _shifts_by_value(n)
             or self.may_raise_call(n)
             for n in gast.walk(expr)
         )
@@ -412,7 +413,7 @@ class Expressions:
 
     def note_free_name(self, node, origin):
         name = node.id
-        if name in self.free_names or name in (SET_ITEM, REPEAT, narrowing.PRESENT):
+        if name in self.free_names or name in (SET_ITEM, REPEAT, RANGE_STEP, narrowing.PRESENT):
             # SET_ITEM: item assignment, given its meaning by type inference;
             # REPEAT: a list comprehension, the runtime's helper; PRESENT: a
             # read a None-guard made safe, given its meaning by type inference
@@ -478,7 +479,12 @@ def _indexes_by_value(node) -> bool:
 # Builtins and `math` functions that raise for some per-example numbers.
 _RAISING_BUILTINS = (int, round, divmod, pow)
 _RAISING_MATH = tuple(
-    sorted(python_errors.DOMAIN | python_errors.OVERFLOWING | python_errors.INT_CONVERSIONS)
+    sorted(
+        python_errors.DOMAIN
+        | python_errors.OVERFLOWING
+        | python_errors.INT_CONVERSIONS
+        | python_errors.COUNTING
+    )
 )
 
 
@@ -493,6 +499,17 @@ def _divides_by_value(node) -> bool:
         isinstance(divisor, gast.Constant)
         and type(divisor.value) in (int, float)
         and divisor.value != 0
+    )
+
+
+def _shifts_by_value(node) -> bool:
+    """Whether `node` shifts by something other than a literal: a negative
+    count stops the example (ValueError), so it must not run where Python
+    would not evaluate it (`k >= 0 and (1 << k) > n`)."""
+    return (
+        isinstance(node, gast.BinOp)
+        and isinstance(node.op, (gast.LShift, gast.RShift))
+        and not (isinstance(node.right, gast.Constant) and type(node.right.value) is int)
     )
 
 

@@ -15,7 +15,7 @@ import gast
 from transpiler.frontend.iterables import iterable, stores, target_names
 from transpiler.frontend.source import origin_of
 from transpiler.ir import instructions as ir
-from transpiler.ir.builder_support import is_literal_int, unparse
+from transpiler.ir.builder_support import RANGE_STEP, is_literal_int, unparse
 
 
 class Loops:
@@ -47,6 +47,15 @@ class Loops:
         else:
             start, stop = args[0], args[1]
             step = args[2] if len(args) == 3 else "1"
+        try:
+            literal = int(step)  # a literal step: its sign known, one comparison
+        except ValueError:
+            literal = 0
+        if literal == 0:
+            # a per-example step: where it is 0, Python raises ValueError (the example stops)
+            checked = self.fresh("range_step")
+            self.primop_text(checked, f"{RANGE_STEP}({step})", origin)
+            step = checked
         target = stmt.target.id
         counter = self.fresh(f"{target if target != '_' else 'loop'}_next")
         self.primop_text(counter, start, origin)
@@ -54,10 +63,6 @@ class Loops:
         self.terminate(ir.Goto(header.name, origin))
         self.start(header)
         condition = self.fresh("in_range")
-        try:
-            literal = int(step)  # a literal step: its sign known, one comparison
-        except ValueError:
-            literal = 0
         if literal > 0:
             test = f"{counter} < ({stop})"
         elif literal < 0:

@@ -27,6 +27,7 @@ class PendingBlock:
 
 SET_ITEM = "__setitem__"  # see passes/subscripts.py
 REPEAT = "repeat"  # `[x for _ in range(n)]`: the runtime's repeat(x, n)
+RANGE_STEP = "py_range_step"  # range()'s per-example step: 0 raises ValueError (python_errors.py)
 
 
 class _NoDefault:

@@ -32,7 +32,9 @@ Operators keep Python's meaning per example (`needed` says where to look):
   ones, and the block stops the active examples whose divisor is zero with
   Python's ZeroDivisionError (emit/block.py; autobatch_runtime/
   python_errors.py).  Examples elsewhere in the program divide by their
-  junk, which must never raise;
+  junk, which must never raise; a per-example shift count between two
+  numbers becomes `py_shift_count(k)` the same way (a negative count
+  raises ValueError);
 - an integer divisor of an example's array (`v // d`) becomes
   `divisor_or_one(d)` (NumPy's arrays do not raise either), and an integer
   exponent `exponent_or_zero(k)` (a negative one stops the example);
@@ -93,7 +95,7 @@ def convert(node: ast.expr, dtype: np.dtype) -> ast.expr:
 
 
 # The runtime helpers this module writes (the generated module's `rt.<name>`).
-HELPERS = ("divisor_or_one", "exponent_or_zero", "py_lshift", "py_rshift")
+HELPERS = ("divisor_or_one", "exponent_or_zero", "py_lshift", "py_rshift", "py_shift_count")
 
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult)
 _SHIFTS = {ast.LShift: "py_lshift", ast.RShift: "py_rshift"}
@@ -200,6 +202,10 @@ class _Aligner(ast.NodeTransformer):
             self.changed = True
         elif integers and right.batched and isinstance(op, ast.Pow):
             node.right = _helper("exponent_or_zero", node.right)
+            self.changed = True
+        elif numbers and integers and right.batched and type(op) in _SHIFTS:
+            # Python raises ValueError for a negative shift count: that example stops
+            node.right = _helper("py_shift_count", node.right)
             self.changed = True
         elif numbers and isinstance(op, ast.Pow) and (not integers or _negative_literal(node.right)):
             # a float power: Python raises or goes complex where arrays give inf or NaN

@@ -54,7 +54,7 @@ _WORDS = tuple(
     for name in dir(builtins)
     if not name.startswith("_") and name[0].islower()
 ) + ("math", " is ", " in ", "f'", 'f"', "%", "] *", "* [", ".copy(", ".sort(", ".fill(", ".reverse(", PRESENT) + tuple(
-    sorted(MATH_FUNCTIONS | {"isclose"})  # `from math import sqrt`: sqrt(x)
+    sorted(MATH_FUNCTIONS | {"isclose", "factorial", "comb", "perm"})  # `from math import sqrt`: sqrt(x)
 )
 
 

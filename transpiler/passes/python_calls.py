@@ -29,6 +29,9 @@ MATH_FUNCTIONS = frozenset(
     ceil trunc isqrt gcd lcm isnan isinf isfinite""".split()
 )
 
+# math's counting functions (python_errors.py) -> how many int arguments
+_COUNTING = {"factorial": 1, "comb": 2, "perm": 2}
+
 # Builtins that passes/subscripts.py gives their per-example meaning (it runs
 # after this pass), or that are elementwise on arrays already.
 _SUBSCRIPT_PASS = frozenset(("len", "slice"))
@@ -192,6 +195,8 @@ class BuiltinCalls(ValueQueries):
     def math_call(self, node, name):
         if name == "isclose":
             return self.isclose(node)
+        if name in _COUNTING and not node.keywords:
+            return self.counting(node, name)
         if name not in MATH_FUNCTIONS or node.keywords:
             raise SubscriptError(_no_translation("math." + name, node))
         for argument in node.args:
@@ -204,6 +209,26 @@ class BuiltinCalls(ValueQueries):
         if name in ("floor", "ceil", "trunc") and len(node.args) == 1 and self.integer(node.args[0]):
             return self.done(node.args[0])  # math.floor(k) of an int is k
         return self.done(ast.Call(name_node("py_math"), [ast.Constant(name)] + list(node.args), []))
+
+    def counting(self, node, name):
+        """`math.factorial(n)`, `math.comb(n, k)`, `math.perm(n, k)` of
+        per-example ints: exact where the result fits in int64; a negative
+        argument raises ValueError and a larger result OverflowError in that
+        example (python_errors.py)."""
+        arity = _COUNTING[name]
+        if len(node.args) != arity:
+            raise SubscriptError(f"`{text_of(node)}`: math.{name} takes {arity} int argument(s) here")
+        self.scalars(node, node.args)
+        for argument in node.args:
+            info = self.info(argument)
+            if info is not None and info.batched and info.dtype.kind not in "iub":
+                raise SubscriptError(
+                    f"`{text_of(node)}`: math.{name} takes ints, and `{text_of(argument)}` is a "
+                    f"{info.dtype} per example (Python raises TypeError); convert with int()"
+                )
+        if not any(self.per_example(argument) for argument in node.args):
+            return node  # Python numbers: math's own value when the program is built
+        return self.done(call_node(f"py_{name}", *node.args))
 
     def isclose(self, node):
         """`math.isclose(a, b, rel_tol=1e-09, abs_tol=0.0)` per example."""

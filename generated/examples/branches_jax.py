@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=581531c22f678bbc0de9ad871ed607bc58b9949224c226d6371c19aa1197fd98
-# autobatch: inputs-sha256=f7fb4287750483a1e8bb35487c9b277dad06f18c9454c5a569c9c019a629e02c
+# autobatch: source-sha256=284b3781595355da44050d011d0c86010dcdce5f98926dbc5aab1861cc4a2ac6
+# autobatch: inputs-sha256=3e9df8919847b05c7a770e2e3bc5af6b8870f5b0006a09e5cc6809699c052162
 # autobatch: body-sha256=2a290d25970895b4d5f4bd8b0d094415ac75986743e17f56bbfd15fd91581984
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=352e57214bf548190150cf0e641772615651be05ac3a256d694da60bc13bd048
-# autobatch: inputs-sha256=9d0545cdc6ae68b6e54bf5f181761d1ab428f90b3f0ce2318472d9fdd0224a59
+# autobatch: source-sha256=10001ed104f0655012b1ed0701128592039a5329823ec58fddb85067da15cd96
+# autobatch: inputs-sha256=e170a031bde3debf6cf7a2264bbaa848368f201824009718fb53022f12aa89d4
 # autobatch: body-sha256=eb6d237a1137f152974bfd9c15356bc9a424a834dda07f47c8717b701c158675
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=13151110784a8655fa884f8d4a3267968bc9290807c129fd92a2236563aac402
-# autobatch: inputs-sha256=bc3c8b1e121e074ff36f37f387b57776e6e25bb2ea40f8829375db3db0e8145a
+# autobatch: source-sha256=67e8cd571bf0edee48d58d8cfe93a61c10d8516b62618186a476bb6e8cd550b3
+# autobatch: inputs-sha256=d060869ee76b939afb5d6b87558b5d58b72524694eefa4a57dc09ee2de622ff5
 # autobatch: body-sha256=844737ecd2797773b068f365ebfc794f4681b8a7e8eb620f59ef11ea154099eb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=d25f4e7547b09dd23edd16314de0ecd95a3a1719a1dbe2994fae4763792e502a
-# autobatch: inputs-sha256=4f6d0bda75c52555697e82e59965ae301a29065e7c4af6448b7b3da6b5f6795b
+# autobatch: source-sha256=889fb63712602ba3cc3e50b83400371f8ee2fab58913c21aa04eca10ef0467e0
+# autobatch: inputs-sha256=49e32a35c2166266905fb6af18eae0e75f83aa824544875e676db6b6c61a9927
 # autobatch: body-sha256=e15872e7010711104e837173963bccfe5aed6b167da0ec3a77d6f751fd7a302b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

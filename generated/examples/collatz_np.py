@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=286d7a312d394a68d825e708417036ead538cc879a4e968346e5c343c20b660b
-# autobatch: inputs-sha256=5d87f322134d84f2a007f25ce541e19e5e222ea858c9a2d134b69107ef0c6400
+# autobatch: source-sha256=038c2211b971506fd683103c1215864d2ad729c26ad9e1b9003c9f88937932db
+# autobatch: inputs-sha256=e7c88b99bae7529ef0356b6ce54bc97bb5710e3f8fbc788ba05761fca26a3109
 # autobatch: body-sha256=4962c8907f7a1b35f4e8bc66d6308bec1f4476b5bab2f70a7238943f59048497
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=f6b39f340faef5c31ee8f191459cc8679e1eee439b401247f3377238d1eeeccb
-# autobatch: inputs-sha256=396b7b3bd7ff9c98f7782039ef9b224077751c3aca0165d238c3edc44807176a
+# autobatch: source-sha256=dc7147e3cb32eec310544154663dd0b4fa5ea645b692d15af7ab4745fa74e61a
+# autobatch: inputs-sha256=a3c578859a2337be6cafaea1fe7320f10d2439486ff95cb4b38520ad665257ec
 # autobatch: body-sha256=85155080082add6137473af999715a1084d32f2b63cf353c707773d7d131c32c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

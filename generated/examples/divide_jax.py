@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=c1224cf103f7e58b8c1dd1008170197eec195c5fbf1513f90175a6357a7a9fe9
-# autobatch: inputs-sha256=0f4e7a1022e92ae4248d84ae67bbd80a14c388013d969568e9236c6597391db6
+# autobatch: source-sha256=a945aa37187b7ee0956fa6ae1deb18cb778c0e53146c12a189f59a818d532cfe
+# autobatch: inputs-sha256=1526e7e00fbcde8add662857e1110161c04620e1e4126fadab4437ddc527cf80
 # autobatch: body-sha256=6ed7708100f2f3da6f4a8dba543c879476a974e69154e88aad5e21bbd38e4e14
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=42be9fc81f084d203e9667e9b5421b5014fc02520ab4f3cf306afa19ba3adbff
-# autobatch: inputs-sha256=7cd35d6ea2cacee8abb7276ddbc5f60099c4c37c359b1c5481b9f435012781b7
+# autobatch: source-sha256=68156f99d32a81387a465070a15472df03c6e98612cdc2047fde9a1979790a65
+# autobatch: inputs-sha256=584b8a85faa7f40e889f623d7cb098ddacac362f0251d48fcca470431a2c07cf
 # autobatch: body-sha256=be1e04742ed5ee5c1c0854e9af8cdbdb2946c735c8cc7dda788fae5ea4a166aa
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=b6888d1a5aa5384fce3c6954c28522d9942eb73cbf0cdf4a05220ace9ac0d9f3
-# autobatch: inputs-sha256=d3aca12081360c0bb7fa71e96baa2c80c70ee9b258b5bb713c30a1e983f44dc1
+# autobatch: source-sha256=603ce29a4a6173737b2fa57cffcd4053aaac9d6b44fe91cb0b7b97eaa3caa4b1
+# autobatch: inputs-sha256=27c91e05cfdd0cde705f60115b9229c9920cb22ffe118de7eb1ba5aab3b1915f
 # autobatch: body-sha256=d408fd30531a98a4e82bb1179b1159b5709704830221b88083c28fc46daa0aa6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

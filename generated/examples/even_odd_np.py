@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=1f11a1a8147499ee9d27f2a58fcbce85b8a61b0ad99bf45d97fce0e8da86d569
-# autobatch: inputs-sha256=ce7a418c5251fa1377d8e3da49fbc419e75a2e88b6fcd210d04cfef2bf143004
+# autobatch: source-sha256=6c07d3c57dc517a48fe82ec5f088f723a05ee88e4c265ba3a0f4e5d1d475893c
+# autobatch: inputs-sha256=bf264e5916ab677be383acc73881cdf9c597a13278ccc9f52aad57563261c1af
 # autobatch: body-sha256=cd7764e37bd0f9490358fa1afff7a6746a791916fcaefdbab16eb505a35bfa7a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=2b7a4e5882aa31da8b3167835ad6b96b4c65e0748a7137e5a5c9d1ecd569710d
-# autobatch: inputs-sha256=24d4d12803f0161398b11d5efbb751c005fb98795be2f5a24eee3e9506ff6d70
+# autobatch: source-sha256=4bb0200eaa6bfb0faf5f0bd3b06f2ceaff96e57d8906a1ce87ed18d53ad84776
+# autobatch: inputs-sha256=28f058cad750dd79f34cc495f1750d06829ad6ad0ed39391fb0b01d5fd52e92f
 # autobatch: body-sha256=e1ba408a30d34e4f5336838a70a60e8a7b54c18b759bb9741f0472edd1f25637
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=e2976d8292a584c801550960ed067e5217fa78845fe7d232cbc0a3134aa8f8a1
-# autobatch: inputs-sha256=11e71feece003a2187081b3c7df1b4e29712f160f9d3b1cfc801f093f6b844d4
+# autobatch: source-sha256=2b305aeec719dbd8e044230f6964f0bf2ac829f0a06e12e24cea84360889cee5
+# autobatch: inputs-sha256=1488f9a087d444f3a18e8c393789ac2b1fa7df92ce119947142941c1aa0c2535
 # autobatch: body-sha256=9b7af608edf232c904b45f3420e5cf6063c0db7dfb662cfb95ffcca12a807937
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=cd058b8d27bee720fc86748fbc04c7d4df966c04b104d47f76a47a7e9de2b22d
-# autobatch: inputs-sha256=d2c758b824cb18432e25440aeef0e24b97ebfe2e5444a87d6b9ca9c9d7245a33
+# autobatch: source-sha256=6b12f7f611371edd3f1c4e810b6628014aa8f05f7fd0f2ec0f73a46fa3cc2ae6
+# autobatch: inputs-sha256=902eaad2d0434a60fafe0a613276d56db9381353576d45f3576f6dd24e819ccb
 # autobatch: body-sha256=f7f83898e88a6826d126747cc811d0068a9f4a5f543e959ecc04ac089a253125
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

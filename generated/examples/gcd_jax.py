@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=f5c15d3e802a79792628c7e7da5285b50a84a331f911205df280ee548c298632
-# autobatch: inputs-sha256=fd96e1e4d12f08e0cb688d30c4a05b2381f45c1efc0f4c45c01e88f10bd4d528
+# autobatch: source-sha256=72d427785ba441f976d35ab94cb0fdedbb0bed0829fbd322ad8284b2515cdd73
+# autobatch: inputs-sha256=e0d13f39a17e6b6e4ee95b35d67864fa8da8315ae9049ad6bc06ad5875744027
 # autobatch: body-sha256=12fa5d52661e77f12974dfba3a322d5c8209a39f592f216c5d826032f246ab2d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

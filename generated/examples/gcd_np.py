@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=1a42801351bfe78ade86a8df5fa49d603838a5c7ada6707e30abcdbada3981cd
-# autobatch: inputs-sha256=44d22b919146ed87b95e7995b0dc6f0b9f8642fd1262f7db44fa315c882436fb
+# autobatch: source-sha256=45b0f8061970f19a19c40592fb4e945afabf2abdbac69732b7646f51df4c0cff
+# autobatch: inputs-sha256=0ebc738d780df13b43f9efd2d1ba8f30d129ce77611290f31003cd013ceac744
 # autobatch: body-sha256=37fb69a516883bc7deb6c16eb96219556c35480266f2161e9f695ae3a4151825
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=0351916fce7c6bf0ed8c2e9356ea6857f6c6c5d5b7603d4c9896b4b4b8f0fd8d
-# autobatch: inputs-sha256=71cac4a787e42c8f15ae6dc8733bb7a502193273910e1f22f150c039579df1a9
+# autobatch: source-sha256=5b76d914696645cbfe6affb9ce539f8a15ed6754d8427f2233821d835a120e0c
+# autobatch: inputs-sha256=7f24aa726774452b158b4771adf312874e03555584067cdd3c818501b694058f
 # autobatch: body-sha256=ef5ed2d52173cdeb51c425b3ccc624e45f6030d6545dcdbf67f237ed183a1c2b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

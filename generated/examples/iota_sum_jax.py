@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=3ba6c8e03837d7d46f52f18e7618c415fae4943a3c5b8a8a7f8924d251f160e6
-# autobatch: inputs-sha256=530e449c66e947dfd1799ed732aff3615292c7c23318c7e66a7e9669d9a8cf87
+# autobatch: source-sha256=6cb0c19464e56ac75d995912dd331577149705b3f87ef5b964b0770008515e71
+# autobatch: inputs-sha256=78e9a544c37e7e7c6e79634128c227b76ba7b0a61e701393e71418631428fd24
 # autobatch: body-sha256=bd34b1f32092e98a72ff9769acf420d68e1b3b964c4e08cf5a16da2d82877f8d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=2741ace70eb95aec7cdcf8608674bbf8afbf675bf8f6fe18781c0ab5aab4ee80
-# autobatch: inputs-sha256=2df375a0d2f03fd4f880e7fa02bec5e321f777bab7c300305870ba8e63e1df00
+# autobatch: source-sha256=74f98772b7c051b524733df2f9859aa46a5d00655fabf9b9d61d9e13e31af77d
+# autobatch: inputs-sha256=ff625cb52c9b26098fef2a2f1ec8c107f38174be02ff4243c308776fb691841b
 # autobatch: body-sha256=60767a48484df8fe5247e95162f162eeb50ed9dc9f953d3214b7e705f2ad6518
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

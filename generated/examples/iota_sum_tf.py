@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=36c42964bf44809ad16410c8c4ea7eaccd14f448ecf7e4e9c4ed1d7f9e519c57
-# autobatch: inputs-sha256=c4ea710e7c439aaf2c5474e729d28b6ca1757ed97934dbab6dd582b432b1a202
+# autobatch: source-sha256=2058b146ef70e3865fb8e986e391d6f0301eb4760556421b8718674f762dfeb8
+# autobatch: inputs-sha256=beaa77890d5aad750e8bf3bde86732f2148dc4895903f13331fec3d78eff99ae
 # autobatch: body-sha256=fb99b8e46a26100aac56771e2b9d0f93d0011c38da2c876aa0c5376610218ef1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

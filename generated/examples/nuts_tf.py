@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=11e936a3f6f28f872431da3cf0d999d94861f244deb2dbb6ded80f4a15b8c195
-# autobatch: inputs-sha256=4bccd7b316f8b497a0c082b2e08a46f82f65de9301f1c447601404b7b5c1e751
+# autobatch: source-sha256=455736649835a485e0df3ec273612cc42247a21079c022360d760e49f7931d87
+# autobatch: inputs-sha256=8cbc02a945c46a45d78f748ae7ce7d5708ca99aa0029cd41840dcc24a5b1f48f
 # autobatch: body-sha256=773cc1411365abe39c177834bd1be5d7dccc69e478f3e451f04b07a4cea155b0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

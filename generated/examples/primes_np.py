@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=45980ba2c59ea781b69697e7615331eaf53c3bd7b803963cd5ac95a7fdc8d5a2
-# autobatch: inputs-sha256=e1c6459e6984f0c4e7fd5ede55a8a2e2002f3dc1b162addaa939f169e49298ae
+# autobatch: source-sha256=5713e4d8985710bc377ca70f784daae50b41bb0cb1bef4235c2ea1abdc095679
+# autobatch: inputs-sha256=e52e1dbe3e3b20badda99573c933b3f5a7ca18c0edd192db2bca104b2bb9a843
 # autobatch: body-sha256=f98f3ef540b0c4aebe3030f674883ec82dda8bccf873af4530f12ef848835759
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

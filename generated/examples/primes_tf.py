@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=bd6c8e3e064d440719bef2df102e349caaddae5619dfb46cbd680eeb38301aa9
-# autobatch: inputs-sha256=75deef76d4139439230cd61344e2c826d194695b41b42a938904a3091879e241
+# autobatch: source-sha256=1c282f4d6eed058289dde955192fdbe818d6a37a7e97972209283c5f8863af54
+# autobatch: inputs-sha256=0e753d2815110fbdf47f2dd7045764e904f00b4415d259c29bfb2221fa2242ff
 # autobatch: body-sha256=d10bba4d2a4a27aaabf4ec8b3f63d61cdabf1a59b272a4e67930d3bd1293a06d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=dc2db956ee431bb630c772477b1ad8ad76c439ca01d2d7c59adec84d2191a056
-# autobatch: inputs-sha256=5f190cb5a1e410b6163fdd76ea36edb54f818c8b319390f4da4523383da6144d
+# autobatch: source-sha256=5e9401bec15001c91c70f0088989a5ec66c5bbb18f2ef08138358acd5ac79c04
+# autobatch: inputs-sha256=44d54ab14e7c724ce0eda0fc839542c07de16684600605ae2abe9aa77cabaf50
 # autobatch: body-sha256=967863f28aa2e236cc6fa2e99bb9204da852292a3762c2628ca8fbec8399625d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=08583cadb7a36159f4df2c7547e65718e99f0531f7fa328e69b0a6a478ed3181
-# autobatch: inputs-sha256=94e70fae6f6c1e035c4701a4857537016277a20af492ee0c750213ac96bccb38
+# autobatch: source-sha256=26f605a7414526d6bbd3865d67fd146a2d874725f48fdf97ebb43e223f6bdb37
+# autobatch: inputs-sha256=3826a26e14b2c3bfe15108e49139027dd69423672ccb4b65287b23c26d3b17d8
 # autobatch: body-sha256=cb0373dd853e439732c6c5be2046a5e81572f560abbd2852bc373c8a0d546d23
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=c0017121bd2378d5d6997d2429a63ae5cad5a49ddc4c5eb8b8fd48f036151fdd
-# autobatch: inputs-sha256=f5e60403c7c477337b8d1c60a5b572886bbdb868f881084342446964ac784af4
+# autobatch: source-sha256=01353c90f82b0128c6fe20aae91a2af2aa6238702e2ea1a00491687cde3ae67e
+# autobatch: inputs-sha256=a29a81b92a3e6d151f478c1378042e679ce59f318b1c5e7d69d44406ae7089da
 # autobatch: body-sha256=9a27754ebbcf056943f4195d4f393b17523c6cd3f5bac5b74d4d1dc409f36cc0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

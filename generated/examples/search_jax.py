@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=aa4fa67fa2296618023a0e82551486582c87bded910e41214afe99982e7725e9
-# autobatch: inputs-sha256=2261ce45a53867015c6409dfd62dcf33837459d52f81ec052deff25e96fa2cb6
+# autobatch: source-sha256=ef860b839e0ccbd05e7ef850f0140a4c4c22243e0f607834fa6b7b7390066898
+# autobatch: inputs-sha256=9cc3fc783373c236194fa5a91fb769466eae901080d182ac7c50aa2f6f60bdbb
 # autobatch: body-sha256=6c91182aff57774800649d345d0cab039b0b0787c001afcca3207853a4518d67
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

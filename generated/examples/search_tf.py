@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=2d2ad12422a5fe3587a2ad1e2d073c293442f94d64315f59b8217da487444b7d
-# autobatch: inputs-sha256=cf5bd6ce100e2319366b12f97b3063c09d952c21ff6deb2b779cdf1a6fdcce8b
+# autobatch: source-sha256=de656230a66152795958abf8112177acae3c7ed8294ff5bea5915733fd976872
+# autobatch: inputs-sha256=931d3a3a2222c2fe6924105cf92471c628614ed41d96f523b1848396426a3043
 # autobatch: body-sha256=e4c83d84a364d98a0ea749265a64cff6045f1c39091ef315fdb6f8e88492d7cd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

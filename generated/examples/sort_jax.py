@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=171985f205a0c467d0639a80772d14bb9d19dc322e6d98f6b505222f6e858912
-# autobatch: inputs-sha256=0a163957ee0b87af0799ae7096fc6b994da288b0bf0c4c5313be8aa83e980229
+# autobatch: source-sha256=9bfa8a7cafaa3410c02ffec2dc2563c9490c21eeaf9ec28a9246f857adf400e3
+# autobatch: inputs-sha256=d6c7e758c35173ab0a95cf952e0c8fd0f1881ffcd67fcc6dac34b594949d0755
 # autobatch: body-sha256=5f5dd272ab2e4c400dc8c0459b2848b1f90830cc3ee748d5dc52d3f45c4e4ebb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

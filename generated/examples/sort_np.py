@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=8c01e434eca8089ef07f94eeeee2f66a32bbd0ca370e13cbcd7d9d733f1812bd
-# autobatch: inputs-sha256=44b1037d274436a0e9763e735ef4184a098c4a8f403e70a17da64d232b939ea9
+# autobatch: source-sha256=8701d6a35038c26c09eeb3024d4fe9f6ce703c47fd822a65494a40cf9552eebc
+# autobatch: inputs-sha256=0cedeb56317524a6d7ea685fc47d389b7d21a0c7749ff450a66c4c9c4bc8c476
 # autobatch: body-sha256=f3ed2bcb6e12ab8f5d873e3303cf2ff4930cddb80fdad8b4e73169df0d0ac1ec
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

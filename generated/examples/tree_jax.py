@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=db198f9aadb7f6967fd467e12ae45602458ef5356f138775549cefb8609a0723
-# autobatch: inputs-sha256=f977c74115f22cc5d5984d51f55a98aeabc61164cf0169e768b74a7b2e9944d8
+# autobatch: source-sha256=14e46f6bed0c619bd81a179aa21e1e7ab9be5759b6dee1ae6938e22c172057c5
+# autobatch: inputs-sha256=8603c40608f8f46fbd4bb7564609f60210116eda6d858e456af643623df537dc
 # autobatch: body-sha256=c4321403648bcc5d02f020fe382ebe4e9ba8c9d45b899a3766b79f531ccc62e8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

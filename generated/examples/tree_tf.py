@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=5d3f703c4ee9a6b975a6bb3fa154685de20f6a470b91f6c9b4fd997d5916f0b1
-# autobatch: inputs-sha256=fcc6f92c5f07df6ab2d7fa0cc3cfbd3469c31a5f40733486218850fd32c542f2
+# autobatch: source-sha256=2c9b693f105ed372cec257de2babfe915be305066c33b64e1748b94f3e5d52d4
+# autobatch: inputs-sha256=346f44e5315f992443474c52d7e4eabddcfeca558895549a45f68351d01e5e38
 # autobatch: body-sha256=97093650f0717711c67861775cc8f036edd22fb32a68c6862fda528263736c32
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

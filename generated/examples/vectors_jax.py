@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=0dae14274c58e182173e2cb36854e67719aeda7899d519a9300f1c461f648f47
-# autobatch: inputs-sha256=c36da879080203e911b7ec8d7201c8495a1f51f19f0e4bb650c5e0ef818a4ee5
+# autobatch: source-sha256=6c1dd8f8ee37b76bcd937474a52821b92ea6fc45b66e9db912605d8049719da5
+# autobatch: inputs-sha256=6973767b80d9b9dd7dfa222cd7b33fc78ff5b9eef236231cba9ad2d47a65edcb
 # autobatch: body-sha256=dfecfd64276ffb505ff46d9924725083e37da89588571e7b1b7c7478ef710c55
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

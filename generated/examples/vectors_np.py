@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=48680e237b1381538d225e22f09742a2b1e1540d72d5f7a4487c4159b945e8dd
-# autobatch: inputs-sha256=a114c31ebd0b99469bfc0dbcffb236606eed5e076b64b13ab0a70ae184a0873d
+# autobatch: source-sha256=1898e32ce76e70f1ce962aa340188d96cb29dfc458aba53e3d1bb9765be158e1
+# autobatch: inputs-sha256=1a59ab73168a8aa0797a8c073521a7173226d1af2baa75e9068fde7e372ee4d8
 # autobatch: body-sha256=8ff842f58cec9d62a3a804618ae4abc8321ffc22f4f001c090ac0d2664b4a251
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

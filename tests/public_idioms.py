@@ -168,3 +168,19 @@ def np_total(v):
 @ctx.batch
 def lexicographic(a, b):
     return list(a) < list(b)  # <-- lists ordered item by item
+
+
+@ctx.batch
+def item_kinds(v, w):
+    """isinstance of an array's item: NumPy's scalars (np.int64 is not an
+    int; np.float64 is a float), as on one example."""
+    kinds = 0
+    if isinstance(v[0], int):
+        kinds += 1
+    if isinstance(v[1], (int, np.integer)):
+        kinds += 2
+    if isinstance(w[0], float):
+        kinds += 4
+    if isinstance(len(v), int):
+        kinds += 8
+    return kinds

@@ -125,3 +125,10 @@ def test_jax_reductions_are_refused_on_jax():
     """On JAX, `jnp.sum(v)` would add up the whole batch, as NumPy's would."""
     with pytest.raises(BatchTypeError, match=r"`jnp\.sum\(v\)` does not keep the batch axis first"):
         P.jnp_total(V, backend="jax")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_array_item_is_a_numpy_scalar(mode):
+    w = V * 0.5
+    got = np.asarray(P.item_kinds(V, w, **MODES[mode])).tolist()
+    assert got == per_example("item_kinds", V, w) == [14] * len(V)

@@ -415,17 +415,35 @@ class BuiltinCalls(ValueQueries):
         info = self.info(node.args[0])
         try:
             if info.batched:
-                answer = issubclass(info.python_class(), classes.value)
+                answer = issubclass(self.python_class(node.args[0], info), classes.value)
             else:  # a per-example tuple: its class is the same on one example
                 answer = isinstance(info.value, classes.value)
         except TypeError as e:
             raise SubscriptError(f"`{text_of(node)}`: {e}") from None
         return self.done(after(node.args[0], bool(answer)))
 
+    def python_class(self, node, info):
+        """The class `node`'s value has on one example: an item of an
+        example's NumPy array (`v[0]`, `m[i, j]`) is a NumPy scalar
+        (`np.int64` is not an `int`; `np.float64` is a `float`), any other
+        number Python's own class."""
+        if isinstance(node, ast.Subscript) and info.scalar:
+            array = self.info(node.value)
+            if array is not None and array.batched and array.shape and not self.makes_list(node.value):
+                return info.dtype.type
+        return info.python_class()
+
     def builtin_type(self, node):
         info = self.info(node.args[0])
         if len(node.args) == 1 and info is not None and info.batched and info.scalar:
-            return self.done(name_node(info.python_class().__name__))
+            cls = self.python_class(node.args[0], info)
+            if cls.__module__ == "numpy":
+                raise SubscriptError(
+                    f"`{text_of(node)}`: an item of an example's NumPy array is a NumPy scalar "
+                    f"(np.{cls.__name__}), whose type is not supported per example; test it with "
+                    "isinstance(x, (int, np.integer)) or isinstance(x, float)"
+                )
+            return self.done(name_node(cls.__name__))
         raise SubscriptError(f"`{text_of(node)}`: type() of a per-example array or tuple; use isinstance()")
 
 

@@ -12,6 +12,7 @@ passes/python_comparisons.py are methods of the same object.
 from __future__ import annotations
 
 import ast
+import copy
 from typing import Optional
 
 import numpy as np
@@ -53,7 +54,16 @@ def call_node(function, *args):
 
 
 def text_of(node) -> str:
-    return ast.unparse(node)
+    """`node` as the user wrote it, for messages (an optional's checked read
+    `py_not_none(r.present, r.value, 'r')` shows as `r`)."""
+    return ast.unparse(_AsWritten().visit(copy.deepcopy(node)))
+
+
+class _AsWritten(ast.NodeTransformer):
+    def visit_Call(self, node):
+        if isinstance(node.func, ast.Name) and node.func.id == "py_not_none" and len(node.args) == 3:
+            return node.args[1].value  # the optional's name
+        return self.generic_visit(node)
 
 
 class ValueQueries(ast.NodeTransformer):

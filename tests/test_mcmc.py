@@ -28,7 +28,7 @@ def scaled_normal_tf(x):
     return -0.5 * tf.reduce_sum(z * z, axis=-1)
 
 
-def numpy_mcmc(chains, warmup=40, draws=10, **kwargs):
+def numpy_mcmc(chains, warmup=30, draws=8, **kwargs):
     return MCMC(
         NUTS(value_and_grad=scaled_normal_numpy),
         num_warmup=warmup,
@@ -81,9 +81,9 @@ def test_chunks_give_the_same_draws_as_one_call():
     """The progress bar's chunks cut the batched program between transitions:
     the draws do not change."""
     x0 = init(3)
-    whole = numpy_mcmc(3, warmup=60, draws=20)
+    whole = numpy_mcmc(3, warmup=30, draws=10)
     whole.run(seed=5, init=x0)
-    chunked = numpy_mcmc(3, warmup=60, draws=20, chunk_size=16, progress_bar=True)
+    chunked = numpy_mcmc(3, warmup=30, draws=10, chunk_size=8, progress_bar=True)
     chunked.run(seed=5, init=x0)
     np.testing.assert_array_equal(whole.samples, chunked.samples)
     for name in whole.stats:

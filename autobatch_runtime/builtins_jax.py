@@ -348,6 +348,17 @@ def py_list_equal(a, b):
     return jnp.all(a == b, axis=-1)
 
 
+def py_list_index(items, x):
+    """`items.index(x)` per example (builtins_numpy.py): -1 where absent."""
+    found = jnp.asarray(items) == jnp.asarray(x)[..., None]
+    return jnp.where(found.any(axis=-1), jnp.argmax(found, axis=-1), -1)
+
+
+def py_list_count(items, x):
+    """`items.count(x)` per example (builtins_numpy.py)."""
+    return jnp.sum(jnp.asarray(items) == jnp.asarray(x)[..., None], axis=-1, dtype=jnp.int64)
+
+
 def py_not(value):
     """`not` of a per-example truth value (for `not in`)."""
     return jnp.logical_not(value)

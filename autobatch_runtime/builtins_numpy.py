@@ -338,6 +338,19 @@ def py_list_equal(a, b):
     return np.all(a == b, axis=-1)
 
 
+def py_list_index(items, x):
+    """`items.index(x)` of a per-example list: the first position holding x,
+    -1 where none does (python_error "not_found" stops that example with
+    Python's ValueError).  items [batch, n] (or [n]), x [batch] -> [batch]."""
+    found = np.asarray(items) == np.asarray(x)[..., None]
+    return np.where(found.any(axis=-1), np.argmax(found, axis=-1), -1)
+
+
+def py_list_count(items, x):
+    """`items.count(x)` of a per-example list: how many items equal x."""
+    return np.sum(np.asarray(items) == np.asarray(x)[..., None], axis=-1, dtype=np.int64)
+
+
 def py_not(value):
     """`not` of a per-example truth value (for `not in`)."""
     return np.logical_not(value)

@@ -348,6 +348,20 @@ def py_list_equal(a, b):
     return tf.reduce_all(tf.equal(a, b), axis=-1)
 
 
+def py_list_index(items, x):
+    """`items.index(x)` per example (builtins_numpy.py): -1 where absent."""
+    items, x = _tensors(items, x)
+    found = tf.equal(items, tf.expand_dims(x, -1))
+    first = tf.argmax(tf.cast(found, tf.int32), axis=-1, output_type=tf.int64)
+    return tf.where(tf.reduce_any(found, axis=-1), first, tf.constant(-1, tf.int64))
+
+
+def py_list_count(items, x):
+    """`items.count(x)` per example (builtins_numpy.py)."""
+    items, x = _tensors(items, x)
+    return tf.reduce_sum(tf.cast(tf.equal(items, tf.expand_dims(x, -1)), tf.int64), axis=-1)
+
+
 def py_not(value):
     """`not` of a per-example truth value (for `not in`)."""
     return tf.logical_not(tf.cast(value, tf.bool))

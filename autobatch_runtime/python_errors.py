@@ -53,6 +53,7 @@ _COMPLEX_POWER = (
 )
 _POWER_RANGE = ("OverflowError", "numerical result out of range")
 _SHIFT = ("ValueError", "negative shift count")
+_NOT_IN_LIST = ("ValueError", "the value is not in list")
 _BEYOND_INT64 = "the result is beyond the program's 64-bit ints (Python's int would grow)"
 # math.factorial, comb, perm: ((error, message, check), ...)
 _COUNTING_ERRORS = {
@@ -91,6 +92,8 @@ def errors_of(operation, arity=1):
         return (_DIVISION,)
     if operation == "shift":
         return (_SHIFT,)
+    if operation == "not_found":
+        return (_NOT_IN_LIST,)
     if operation in _COUNTING_ERRORS:
         return _COUNTING_ERRORS[operation]
     if operation == "range_step":
@@ -345,7 +348,7 @@ def helpers(ops):
             return (modulus > _POWMOD_LIMIT) | (modulus < -_POWMOD_LIMIT)
         if operation in ("divide", "range_step"):
             return operands[0] == 0
-        if operation == "shift":
+        if operation in ("shift", "not_found"):
             return operands[0] < 0
         if operation == "factorial_negative":
             return operands[0] < 0

@@ -184,3 +184,18 @@ def item_kinds(v, w):
     if isinstance(len(v), int):
         kinds += 8
     return kinds
+
+
+@ctx.batch
+def position_in_sorted(v, x):
+    """list.index and list.count, as public code searches a list: index
+    raises ValueError where the value is missing, so it is guarded."""
+    items = sorted(v)
+    where = items.index(x) if x in items else -1
+    return where, items.count(x), list(v).count(v[0])
+
+
+@ctx.batch
+def unguarded_index(v, x):
+    items = list(v)
+    return items.index(x)

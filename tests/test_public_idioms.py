@@ -1,6 +1,8 @@
 """Public-collection idioms: Python's meaning per example, or a refusal
 naming the line (tests/public_idioms.py)."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -132,3 +134,18 @@ def test_an_array_item_is_a_numpy_scalar(mode):
     w = V * 0.5
     got = np.asarray(P.item_kinds(V, w, **MODES[mode])).tolist()
     assert got == per_example("item_kinds", V, w) == [14] * len(V)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_list_index_and_count(mode):
+    got = [np.asarray(leaf).tolist() for leaf in P.position_in_sorted(V, X, **MODES[mode])]
+    want = per_example("position_in_sorted", V, X)
+    assert [tuple(leaf[k] for leaf in got) for k in range(len(X))] == want
+    assert any(w[0] == -1 for w in want) and any(w[0] > 0 for w in want)
+    # unguarded: the examples whose list lacks x raise Python's ValueError
+    raising = [k for k in range(len(X)) if X[k] not in list(V[k])]
+    assert raising
+    with pytest.raises(ValueError, match=re.escape(f"example(s) {raising}") + ".*not in list.*public_idioms.py"):
+        P.unguarded_index(V, X, **MODES[mode])
+    found = np.array([V[k][k % 4] for k in range(len(X))])
+    assert np.asarray(P.unguarded_index(V, found, **MODES[mode])).tolist() == per_example("unguarded_index", V, found)

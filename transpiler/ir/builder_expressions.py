@@ -280,6 +280,8 @@ class Expressions:
         if not isinstance(node, gast.Call):
             return False
         func = node.func
+        if isinstance(func, gast.Attribute) and func.attr == "index" and len(node.args) == 1:
+            return True  # `items.index(x)`: ValueError where x is not in the list
         if isinstance(func, gast.Name) and func.id not in self.locals:
             value = self.namespace.get(func.id, getattr(builtins, func.id, None))
         elif (

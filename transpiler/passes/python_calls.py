@@ -12,6 +12,7 @@ builtin, so that the rule for a builtin is found by its name.
 from __future__ import annotations
 
 import ast
+import copy
 import builtins
 import math
 from typing import Optional
@@ -59,6 +60,9 @@ class BuiltinCalls(ValueQueries):
             if isinstance(value, ast.Name) and self.optional(value):
                 return self.done(ast.Attribute(value, "value", ast.Load()))
             return self.done(self.visit(value))
+        searched = self.list_search(node)
+        if searched is not None:
+            return searched
         special = self.text_pattern(node)
         if special is not None:
             return self.done(special)
@@ -209,6 +213,34 @@ class BuiltinCalls(ValueQueries):
         if name in ("floor", "ceil", "trunc") and len(node.args) == 1 and self.integer(node.args[0]):
             return self.done(node.args[0])  # math.floor(k) of an int is k
         return self.done(ast.Call(name_node("py_math"), [ast.Constant(name)] + list(node.args), []))
+
+    def list_search(self, node):
+        """`items.index(x)` and `items.count(x)` of a per-example list (made
+        by list(), sorted() or a list display: a NumPy array has neither
+        method): the first position holding x, where an example whose list
+        lacks x stops with Python's ValueError; the number of items equal
+        to x."""
+        func = node.func
+        if not (
+            isinstance(func, ast.Attribute)
+            and func.attr in ("index", "count")
+            and len(node.args) == 1
+            and not node.keywords
+        ):
+            return None
+        lists = getattr(self.values, "list_names", frozenset())
+        if isinstance(func.value, ast.Name) and func.value.id in lists:
+            items = func.value
+        elif self.makes_list(func.value):
+            items = self.visit(copy.deepcopy(func.value))  # `list(v)`: the example's copy of v
+        else:
+            return None
+        info = self.info(items)
+        if info is None or not info.batched or len(info.shape) != 1:
+            return None
+        self.scalars(node, node.args)
+        value = self.visit(node.args[0])
+        return self.done(call_node(f"py_list_{func.attr}", items, value))
 
     def counting(self, node, name):
         """`math.factorial(n)`, `math.comb(n, k)`, `math.perm(n, k)` of

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=284b3781595355da44050d011d0c86010dcdce5f98926dbc5aab1861cc4a2ac6
-# autobatch: inputs-sha256=3e9df8919847b05c7a770e2e3bc5af6b8870f5b0006a09e5cc6809699c052162
+# autobatch: source-sha256=42387c4927fa93f8823ea2fde72211c911c4776bf028709591ec5afdbaeba3c1
+# autobatch: inputs-sha256=59919226fbcd727e1db210166eb974281cffb5a3d1ad65ce09fb21926c80bce6
 # autobatch: body-sha256=2a290d25970895b4d5f4bd8b0d094415ac75986743e17f56bbfd15fd91581984
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=10001ed104f0655012b1ed0701128592039a5329823ec58fddb85067da15cd96
-# autobatch: inputs-sha256=e170a031bde3debf6cf7a2264bbaa848368f201824009718fb53022f12aa89d4
+# autobatch: source-sha256=e1916f2b634e8fd2e7fb1c7c62458f50ab894e390a48ed193f3a8c87053d7975
+# autobatch: inputs-sha256=e54d46876e819d0085cbe1bd8654de2d2b959c0d323fe34ed0c488a96fbeb321
 # autobatch: body-sha256=eb6d237a1137f152974bfd9c15356bc9a424a834dda07f47c8717b701c158675
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

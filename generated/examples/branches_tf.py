@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=67e8cd571bf0edee48d58d8cfe93a61c10d8516b62618186a476bb6e8cd550b3
-# autobatch: inputs-sha256=d060869ee76b939afb5d6b87558b5d58b72524694eefa4a57dc09ee2de622ff5
+# autobatch: source-sha256=e0a68ac885ba343bacdee81996194e09f9feb67606bcdac626edb799dfce2b69
+# autobatch: inputs-sha256=25da1d355e2bb9f5708e6362988b06d5dbd5c726f4511f259f98ce7b0c59346a
 # autobatch: body-sha256=844737ecd2797773b068f365ebfc794f4681b8a7e8eb620f59ef11ea154099eb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=038c2211b971506fd683103c1215864d2ad729c26ad9e1b9003c9f88937932db
-# autobatch: inputs-sha256=e7c88b99bae7529ef0356b6ce54bc97bb5710e3f8fbc788ba05761fca26a3109
+# autobatch: source-sha256=8281a74809a701adec1893b5aa63b4cb6a40504bed305d7e447f09bc5e266ccd
+# autobatch: inputs-sha256=93499f02eb43eedc8f13abbc1f56666de1a7706ad25c491fb53116dd71b6d9d4
 # autobatch: body-sha256=4962c8907f7a1b35f4e8bc66d6308bec1f4476b5bab2f70a7238943f59048497
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

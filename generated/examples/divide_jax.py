@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=a945aa37187b7ee0956fa6ae1deb18cb778c0e53146c12a189f59a818d532cfe
-# autobatch: inputs-sha256=1526e7e00fbcde8add662857e1110161c04620e1e4126fadab4437ddc527cf80
+# autobatch: source-sha256=c6509a00a772c91dbca0bc95cd3e2f4deae61245e6d5c609bfcf44ca97bb66e6
+# autobatch: inputs-sha256=9e7d4bf8f803d07c1d6f7321447fcb7171c091fc58fd8036501db40ea5a674fd
 # autobatch: body-sha256=6ed7708100f2f3da6f4a8dba543c879476a974e69154e88aad5e21bbd38e4e14
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

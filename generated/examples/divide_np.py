@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=0f3d01b1ed8c1d8fbce447e4d8c51f3576835fb113ba52bdc721adc9ea91eca7
-# autobatch: inputs-sha256=3c77451bc43acc8cf79886ccd5abd3955a465d73beca74922b40e4db04a19609
+# autobatch: source-sha256=437fe58b4c41476106ffeb99bf3bad46565e4e35869b8f3b85af15192a4ffb55
+# autobatch: inputs-sha256=8df9ab2e1df560922217095258a07de2cae8dbf329be47f03adca394030cd181
 # autobatch: body-sha256=01831231cc56e86e62f3c10f0eb93f80302672c6469593e10c0c63c655501a09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

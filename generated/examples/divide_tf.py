@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=68156f99d32a81387a465070a15472df03c6e98612cdc2047fde9a1979790a65
-# autobatch: inputs-sha256=584b8a85faa7f40e889f623d7cb098ddacac362f0251d48fcca470431a2c07cf
+# autobatch: source-sha256=8a5fd99c5c31bb608ed49b785cf72d071a360a039d89e50192f4fde0a9eae87b
+# autobatch: inputs-sha256=faeabf453217e4e0c1fc493c84ecbf57c3d3e01a566cbdafe2b6220ebd460313
 # autobatch: body-sha256=be1e04742ed5ee5c1c0854e9af8cdbdb2946c735c8cc7dda788fae5ea4a166aa
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=4bb0200eaa6bfb0faf5f0bd3b06f2ceaff96e57d8906a1ce87ed18d53ad84776
-# autobatch: inputs-sha256=28f058cad750dd79f34cc495f1750d06829ad6ad0ed39391fb0b01d5fd52e92f
+# autobatch: source-sha256=ec8284c0f6a69739d18e4a6f674348649ead7447dfd143eff91e558e69c2a1c6
+# autobatch: inputs-sha256=b3c10ff805443c90e0304c05113a0176367c6ddf9b9985c78afd74308f08bdff
 # autobatch: body-sha256=e1ba408a30d34e4f5336838a70a60e8a7b54c18b759bb9741f0472edd1f25637
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=554ed5a685d58f7676f54a2f48c4dcc09b5f1415bc791dbeb77d772c97c1e1c9
-# autobatch: inputs-sha256=23a43ee3019f765307b2c3f9f04bb52bfd57182d00b562990bc957159e9598a8
+# autobatch: source-sha256=5cb78eca00ff0d2789ab1b0260e1bfff1c1c5fd22f73efacde0df88755c59e86
+# autobatch: inputs-sha256=28df12e1591ab16a0406ba4be50644d3444aae6f77b2479b0947f7712c340a46
 # autobatch: body-sha256=5d39fef1a450037be470154f7915d9fd4c159ad1e59d68ff0fef2b56fbf28e13
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=2b305aeec719dbd8e044230f6964f0bf2ac829f0a06e12e24cea84360889cee5
-# autobatch: inputs-sha256=1488f9a087d444f3a18e8c393789ac2b1fa7df92ce119947142941c1aa0c2535
+# autobatch: source-sha256=90a29334eaf5d853711bd5c749885db8076b9d10a6e91cbf7730bad7f6ae616c
+# autobatch: inputs-sha256=fac956a604bbff36384b7eec934e63ca01d1bf68a378099d77347373ed3967b5
 # autobatch: body-sha256=9b7af608edf232c904b45f3420e5cf6063c0db7dfb662cfb95ffcca12a807937
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

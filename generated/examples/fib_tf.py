@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=6b12f7f611371edd3f1c4e810b6628014aa8f05f7fd0f2ec0f73a46fa3cc2ae6
-# autobatch: inputs-sha256=902eaad2d0434a60fafe0a613276d56db9381353576d45f3576f6dd24e819ccb
+# autobatch: source-sha256=ecae19d575e21306f330dd77384faf9af42eda46b1b21d2a0a61ac31b87846d2
+# autobatch: inputs-sha256=2ad8812ee9ceed7eae901b60970aba2241b85e24ba03dd38c518c182baff8cf4
 # autobatch: body-sha256=f7f83898e88a6826d126747cc811d0068a9f4a5f543e959ecc04ac089a253125
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=45b0f8061970f19a19c40592fb4e945afabf2abdbac69732b7646f51df4c0cff
-# autobatch: inputs-sha256=0ebc738d780df13b43f9efd2d1ba8f30d129ce77611290f31003cd013ceac744
+# autobatch: source-sha256=07fd788ba23bc9701da4d3a885b1c71b5d1e83754ba1e1822899142dc2e9e971
+# autobatch: inputs-sha256=ea09c776d101e7eb8d8b0c19b706cdae53ff23a2830a79ac9289a5625a4c21b5
 # autobatch: body-sha256=37fb69a516883bc7deb6c16eb96219556c35480266f2161e9f695ae3a4151825
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

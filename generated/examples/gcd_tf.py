@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=5b76d914696645cbfe6affb9ce539f8a15ed6754d8427f2233821d835a120e0c
-# autobatch: inputs-sha256=7f24aa726774452b158b4771adf312874e03555584067cdd3c818501b694058f
+# autobatch: source-sha256=457ac8538262a2bbc862f86b1e421f0882f8ccc2aed3800cb773148f76fffb06
+# autobatch: inputs-sha256=bdcfdc76d0af78aee759a1d23caddf1a79ca4af8ffbd0b47ed6981be549adf6c
 # autobatch: body-sha256=ef5ed2d52173cdeb51c425b3ccc624e45f6030d6545dcdbf67f237ed183a1c2b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=6cb0c19464e56ac75d995912dd331577149705b3f87ef5b964b0770008515e71
-# autobatch: inputs-sha256=78e9a544c37e7e7c6e79634128c227b76ba7b0a61e701393e71418631428fd24
+# autobatch: source-sha256=e1ff49770d1c03e04cddf84b4d0bc1963ba8f18438b2b55db32910d7266f10c0
+# autobatch: inputs-sha256=bcb4d939557a4f62046c455b2b268288d0c8eb58f425067722e911e1aa965c40
 # autobatch: body-sha256=bd34b1f32092e98a72ff9769acf420d68e1b3b964c4e08cf5a16da2d82877f8d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

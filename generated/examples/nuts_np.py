@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=d1747156a15ba6b02bfdde1269029b7fc6a49049c1da6d5c77acd0456c13be00
-# autobatch: inputs-sha256=b6fef9132f420f84e9218bee9db9252909bb5321f032acbd6ba8654626c0b662
+# autobatch: source-sha256=174fa7e62917af005f556495622742cce62af178eecb5d731bbf2e8b8e11a15e
+# autobatch: inputs-sha256=b9c43b969f6a51204ca1cd563a81dd67f530e3cc6f55abafff7732908bc58d77
 # autobatch: body-sha256=63838c0206840dea545010ad89272217c0efbc939bce0a36329e2d87b0aadf0c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=455736649835a485e0df3ec273612cc42247a21079c022360d760e49f7931d87
-# autobatch: inputs-sha256=8cbc02a945c46a45d78f748ae7ce7d5708ca99aa0029cd41840dcc24a5b1f48f
+# autobatch: source-sha256=2ea8349ed85bb55a12a5ee366674898b1e3dc5e74c5d67435e6ab7b57cace6b8
+# autobatch: inputs-sha256=a9bf928f3a0b5042937605c7899691f660a65b336015ffc225ae1f48063ce34f
 # autobatch: body-sha256=773cc1411365abe39c177834bd1be5d7dccc69e478f3e451f04b07a4cea155b0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

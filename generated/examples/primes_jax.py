@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=923e1bb01cabff895b40add574f18d563dea2eb64b2de8dab5fb412ad6a24295
-# autobatch: inputs-sha256=73de22a9144a18cf0bbd61c306383b4f2045457e7b7595d5e69101e1c44a866d
+# autobatch: source-sha256=d3fd67107f15560c29e9052bfe6f0e299e0faba4580e9cb3ec6fd7a7954d79af
+# autobatch: inputs-sha256=ab603bc8dd1bf296f114c75c465bfd06e783b1977b4706680a85a486ed808d92
 # autobatch: body-sha256=31405d32d7a3957bee62ab7023218b11803aa825fe3600ec03505e38f5e03cc5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=5713e4d8985710bc377ca70f784daae50b41bb0cb1bef4235c2ea1abdc095679
-# autobatch: inputs-sha256=e52e1dbe3e3b20badda99573c933b3f5a7ca18c0edd192db2bca104b2bb9a843
+# autobatch: source-sha256=4535946b933754ff5bcc60d7b834f6db7f44e83075227bc37b7b0c0419c81d06
+# autobatch: inputs-sha256=39d03c5d03781a17262d3687ba59498ca60551dd6cd6fe609218d080f77e43f4
 # autobatch: body-sha256=f98f3ef540b0c4aebe3030f674883ec82dda8bccf873af4530f12ef848835759
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

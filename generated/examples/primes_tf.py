@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=1c282f4d6eed058289dde955192fdbe818d6a37a7e97972209283c5f8863af54
-# autobatch: inputs-sha256=0e753d2815110fbdf47f2dd7045764e904f00b4415d259c29bfb2221fa2242ff
+# autobatch: source-sha256=c33910fd39ee7753dca894db3716bb06ebc0cbdc88cf6c6ab06d58b62fe1ce4e
+# autobatch: inputs-sha256=5b7f50621777bdfe435028cfd055cb2d74a0811c1e28a2575edd6e9e2f468162
 # autobatch: body-sha256=d10bba4d2a4a27aaabf4ec8b3f63d61cdabf1a59b272a4e67930d3bd1293a06d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

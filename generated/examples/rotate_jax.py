@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=5e9401bec15001c91c70f0088989a5ec66c5bbb18f2ef08138358acd5ac79c04
-# autobatch: inputs-sha256=44d54ab14e7c724ce0eda0fc839542c07de16684600605ae2abe9aa77cabaf50
+# autobatch: source-sha256=c0d89d660a31a603bd8d1e8fcadce870f236acbc5ec1d4c83c9b095d7702e243
+# autobatch: inputs-sha256=e51dcb7f3e01cbaca91a7db627cc515db6483e70d09693f49b6dce56cf778bd5
 # autobatch: body-sha256=967863f28aa2e236cc6fa2e99bb9204da852292a3762c2628ca8fbec8399625d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

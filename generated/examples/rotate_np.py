@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=26f605a7414526d6bbd3865d67fd146a2d874725f48fdf97ebb43e223f6bdb37
-# autobatch: inputs-sha256=3826a26e14b2c3bfe15108e49139027dd69423672ccb4b65287b23c26d3b17d8
+# autobatch: source-sha256=eab7cf5f9c13ea71ea1321e38934fe2026a6c71a7bd8ae00d7fccfafd97761a7
+# autobatch: inputs-sha256=ed1de33c5250c55337a1def9219f323b7e2db273fdb8842cc2a9b7a5f0881f38
 # autobatch: body-sha256=cb0373dd853e439732c6c5be2046a5e81572f560abbd2852bc373c8a0d546d23
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

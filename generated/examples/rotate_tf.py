@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=01353c90f82b0128c6fe20aae91a2af2aa6238702e2ea1a00491687cde3ae67e
-# autobatch: inputs-sha256=a29a81b92a3e6d151f478c1378042e679ce59f318b1c5e7d69d44406ae7089da
+# autobatch: source-sha256=570f5f6e22693d21cc397176b541d10481c4ad59cc550a4d5b0a861fe3af47e3
+# autobatch: inputs-sha256=9624e4346851ca9086dedaa85457ac3a83fef584853b2b17197eaa737fc50b0f
 # autobatch: body-sha256=9a27754ebbcf056943f4195d4f393b17523c6cd3f5bac5b74d4d1dc409f36cc0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=ef860b839e0ccbd05e7ef850f0140a4c4c22243e0f607834fa6b7b7390066898
-# autobatch: inputs-sha256=9cc3fc783373c236194fa5a91fb769466eae901080d182ac7c50aa2f6f60bdbb
+# autobatch: source-sha256=84621afe6fd9690bf1b5b89712a5bb2dff6097fced22c3a8a17a1c34121104e0
+# autobatch: inputs-sha256=7e4c48e56d04ff967fa208fe0de03f8d143f5cf49c84c01a6331f303c1d6f334
 # autobatch: body-sha256=6c91182aff57774800649d345d0cab039b0b0787c001afcca3207853a4518d67
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

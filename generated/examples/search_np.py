@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=74df53714312f45db8b498d297bdb8269d62bd1bcc9285932d48e08a29f34508
-# autobatch: inputs-sha256=775a8e6fb47618d56a405607f0178919321448fabd7fb3f64748c8261d0dd6bf
+# autobatch: source-sha256=ef18d623386bde50cc8342b9a9f99236aa947032ec30a75395a8975c18760c2f
+# autobatch: inputs-sha256=d42e40cc2aaec8011726aff0813de07873dbc0634b7bda01ccacfd40e6eeef9c
 # autobatch: body-sha256=d9465dd6c703882764a513b13a1adae20c61ea573cd1b038e7c073f2842a24d1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=de656230a66152795958abf8112177acae3c7ed8294ff5bea5915733fd976872
-# autobatch: inputs-sha256=931d3a3a2222c2fe6924105cf92471c628614ed41d96f523b1848396426a3043
+# autobatch: source-sha256=cf0f22ef34df59ccef5f9db85a3fb8d27dee6c6d5f0c1c683cadaea060e835b0
+# autobatch: inputs-sha256=d65318f6446c71bd81dd10be1cdbab0cacb27a5aacf87efee2887865441149d7
 # autobatch: body-sha256=e4c83d84a364d98a0ea749265a64cff6045f1c39091ef315fdb6f8e88492d7cd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

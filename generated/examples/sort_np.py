@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=8701d6a35038c26c09eeb3024d4fe9f6ce703c47fd822a65494a40cf9552eebc
-# autobatch: inputs-sha256=0cedeb56317524a6d7ea685fc47d389b7d21a0c7749ff450a66c4c9c4bc8c476
+# autobatch: source-sha256=b3515cc115e667293f0706755559fb107cdc649408648c091258e1e47b7894f6
+# autobatch: inputs-sha256=3efb778395d75321ba7c729c7070b4f1d39539e056205cbe7316a3fc00cb62a8
 # autobatch: body-sha256=f3ed2bcb6e12ab8f5d873e3303cf2ff4930cddb80fdad8b4e73169df0d0ac1ec
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

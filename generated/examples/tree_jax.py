@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=14e46f6bed0c619bd81a179aa21e1e7ab9be5759b6dee1ae6938e22c172057c5
-# autobatch: inputs-sha256=8603c40608f8f46fbd4bb7564609f60210116eda6d858e456af643623df537dc
+# autobatch: source-sha256=83de33cfcf2910a3f00efa71c6186111efa7bc84f0e96226a5489d007c9fa24f
+# autobatch: inputs-sha256=25205bb92e6b6febaba385c061a80d90cf2ad81e509904eab164bb7ac1e37cd8
 # autobatch: body-sha256=c4321403648bcc5d02f020fe382ebe4e9ba8c9d45b899a3766b79f531ccc62e8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=6c1dd8f8ee37b76bcd937474a52821b92ea6fc45b66e9db912605d8049719da5
-# autobatch: inputs-sha256=6973767b80d9b9dd7dfa222cd7b33fc78ff5b9eef236231cba9ad2d47a65edcb
+# autobatch: source-sha256=a3abc6b916c59f5da285b79c478f9624bd61a941978d49f0df24ca7396e5b24c
+# autobatch: inputs-sha256=b2de699c4890713f94447baaf932025adaa8bba54213dac5948f77b699bd983b
 # autobatch: body-sha256=dfecfd64276ffb505ff46d9924725083e37da89588571e7b1b7c7478ef710c55
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=1898e32ce76e70f1ce962aa340188d96cb29dfc458aba53e3d1bb9765be158e1
-# autobatch: inputs-sha256=1a59ab73168a8aa0797a8c073521a7173226d1af2baa75e9068fde7e372ee4d8
+# autobatch: source-sha256=4ea93e5cb6a901789cc478194b61ad4c82582e518c0420c1a91681f00d48fb76
+# autobatch: inputs-sha256=6a133ff0acf82fe733dc477bf846dbdd30531c0ed6ce05c4d0170ed915d5acdd
 # autobatch: body-sha256=8ff842f58cec9d62a3a804618ae4abc8321ffc22f4f001c090ac0d2664b4a251
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

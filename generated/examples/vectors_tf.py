@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=b7d1e4c0b4131f1b15e4225999c09574280f6a01a57f48d586cd3661b41fd28e
-# autobatch: inputs-sha256=ff23e9543f5e4894c9169ace6715fe0c87d2a76eec4fd8336d1129214172aea3
+# autobatch: source-sha256=e3a2d94a15f489af5f7bb50bbd3248cbc38207c4ccbbaff7304c5cb4ef7e03fd
+# autobatch: inputs-sha256=5a95223abee9177acbd9304bea77c0e81e847ef0f8e0523da7bc157732b4b889
 # autobatch: body-sha256=8e0f3f066641f54f9f08e283f1479fb375aa9b93273b814780ba33001bb857ea
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

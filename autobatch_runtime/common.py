@@ -434,6 +434,7 @@ PYTHON_HELPERS = (
     "py_factorial",
     "py_float",
     "py_int",
+    "py_int_power",
     "py_isclose",
     "py_list_count",
     "py_list_equal",

@@ -92,6 +92,8 @@ def errors_of(operation, arity=1):
         return (_DIVISION,)
     if operation == "shift":
         return (_SHIFT,)
+    if operation == "int_power":
+        return (("OverflowError", _BEYOND_INT64),)
     if operation == "not_found":
         return (_NOT_IN_LIST,)
     if operation in _COUNTING_ERRORS:
@@ -269,6 +271,20 @@ def helpers(ops):
         step = ops.asarray(step)
         return ops.where(step == 0, ops.ones_like(step), step)
 
+    def py_int_power(base, exponent):
+        """`base ** exponent` of per-example ints (exponent >= 0: see
+        exponent_or_zero), wrapped to int64 where Python's int grows
+        (python_error "int_power" stops those examples)."""
+        return ops.asarray(base) ** ops.asarray(exponent)
+
+    def _int_power_overflows(base, exponent):
+        """Whether the int power differs from the float power by more than
+        rounding: wrapping moves it by a multiple of 2**64."""
+        exact = ops.asarray(base) ** ops.asarray(exponent)
+        estimate = ops.power(ops.as_float(ops.asarray(base)), ops.as_float(ops.asarray(exponent)))
+        error = abs(estimate - ops.as_float(exact))
+        return ~ops.isfinite(estimate) | (error > 1e-9 * abs(estimate))
+
     def py_factorial(n):
         """`math.factorial(n)` of a per-example int: exact where it fits in
         int64 (n <= 20); beyond, and for n < 0, the example stops."""
@@ -350,6 +366,8 @@ def helpers(ops):
             return operands[0] == 0
         if operation in ("shift", "not_found"):
             return operands[0] < 0
+        if operation == "int_power":
+            return _int_power_overflows(*operands)
         if operation == "factorial_negative":
             return operands[0] < 0
         if operation == "factorial_range":
@@ -409,6 +427,7 @@ def helpers(ops):
         "py_isclose": py_isclose,
         "py_power": py_power,
         "py_factorial": py_factorial,
+        "py_int_power": py_int_power,
         "py_comb": py_comb,
         "py_perm": py_perm,
         "py_range_step": py_range_step,

@@ -119,3 +119,9 @@ def counting(n, k):
     if k <= 12:
         ways += math.perm(n, k) % 1000003 + math.factorial(k)
     return ways
+
+
+@ctx.batch
+def int_powers(b, e):
+    """Python's ints grow: a power beyond int64 stops the example."""
+    return b**e - b**2

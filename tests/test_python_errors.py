@@ -196,3 +196,13 @@ def test_comb_perm_and_factorial_are_exact_or_raise(mode):
     n, k = [66, 67, 100, 7, 2, 9, 3, 4], [33, 33, 12, 3, 2, 4, 3, 4]
     with pytest.raises(OverflowError, match=r"example\(s\) \[1, 2\].*64-bit ints"):
         P.counting(np.array(n), np.array(k), **MODES[mode])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_int_power_beyond_64_bits_raises_overflow_error(mode):
+    b = [2, -2, 0, 3, 10, 3037000499, 7, -3]
+    e = [62, 61, 0, 39, 18, 1, 22, 39]
+    check_against_python("int_powers", [b, e], mode)  # all fit, at the edges
+    b[1], e[1], e[3], b[6] = 2, 63, 40, 3037000500  # 2**63, 3**40, 3037000500**2: Python's int grows
+    with pytest.raises(OverflowError, match=r"example\(s\) \[1, 3, 6\].*64-bit ints.*b\*\*e"):
+        P.int_powers(np.array(b), np.array(e), **MODES[mode])

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=42387c4927fa93f8823ea2fde72211c911c4776bf028709591ec5afdbaeba3c1
-# autobatch: inputs-sha256=59919226fbcd727e1db210166eb974281cffb5a3d1ad65ce09fb21926c80bce6
+# autobatch: source-sha256=f6f54af0d6a7ffde0e285c73ac85cda17bf9f2f0a1ddf00ffc257022bd457343
+# autobatch: inputs-sha256=65cda96711269ea1a11289a1c3324dddbf6f6f28dd63c22e0befed0abfb1d0ab
 # autobatch: body-sha256=2a290d25970895b4d5f4bd8b0d094415ac75986743e17f56bbfd15fd91581984
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=e1916f2b634e8fd2e7fb1c7c62458f50ab894e390a48ed193f3a8c87053d7975
-# autobatch: inputs-sha256=e54d46876e819d0085cbe1bd8654de2d2b959c0d323fe34ed0c488a96fbeb321
+# autobatch: source-sha256=2879e84ecd255475a92f1d52ddc55c5c70c963dab01e597f19df469ecf5f5b06
+# autobatch: inputs-sha256=82d96de0226adc4889a920ef3ceea6f83a610e5d761c97bfc9d704a2969d35eb
 # autobatch: body-sha256=eb6d237a1137f152974bfd9c15356bc9a424a834dda07f47c8717b701c158675
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=e0a68ac885ba343bacdee81996194e09f9feb67606bcdac626edb799dfce2b69
-# autobatch: inputs-sha256=25da1d355e2bb9f5708e6362988b06d5dbd5c726f4511f259f98ce7b0c59346a
+# autobatch: source-sha256=b43cdf9e03417f34d31b0d1724161422757bfb6b80981bb42ac71dcd20cc4292
+# autobatch: inputs-sha256=7117d471cb62834a0e41dec451021748e15ff7e24016530ed90fdcb9238e703c
 # autobatch: body-sha256=844737ecd2797773b068f365ebfc794f4681b8a7e8eb620f59ef11ea154099eb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

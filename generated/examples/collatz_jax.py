@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=9040e1e1b4d6f430b1b0caa55b82770a995406c7cf5663f0bfaa05526b03b86b
-# autobatch: inputs-sha256=2d6e18fc925d2fb913e7e81b33d2a602aab1586d84b239ac617c914c4be356e4
+# autobatch: source-sha256=4b6394c1438eda3bbf8caa655d3093caf550b7efc791dbf859a155a77432a530
+# autobatch: inputs-sha256=60e3e3e9e261ba435ce9b56e86e0c0da3522cb4aab83d98eb67cdbfe4c23b746
 # autobatch: body-sha256=e15872e7010711104e837173963bccfe5aed6b167da0ec3a77d6f751fd7a302b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

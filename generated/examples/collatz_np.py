@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=8281a74809a701adec1893b5aa63b4cb6a40504bed305d7e447f09bc5e266ccd
-# autobatch: inputs-sha256=93499f02eb43eedc8f13abbc1f56666de1a7706ad25c491fb53116dd71b6d9d4
+# autobatch: source-sha256=9a98de9735321bf98d867c48a421110194a59ce297cf84cd60c0896a1ed6d169
+# autobatch: inputs-sha256=21473b4a50bcf0550e0487aacad574d9f0847f61a20ca7057333905b2a0efdb5
 # autobatch: body-sha256=4962c8907f7a1b35f4e8bc66d6308bec1f4476b5bab2f70a7238943f59048497
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

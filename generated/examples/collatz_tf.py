@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=75b56bb48a3c695ba6d7a9a09d13e5fe003702ef65ae2d75f84b607650892c77
-# autobatch: inputs-sha256=d08f7e2525a0c668d30786474739b879d4c843dd71d4d17162e6399f42b1f616
+# autobatch: source-sha256=52c0d04afe3ce968f062d0cc58acc78fef7066195a5711b4a581600a75b53eb1
+# autobatch: inputs-sha256=4479ec7a5fd7b20e355cb8d24f6031cf9aa824fb81d5827d67e03d908d4a87c0
 # autobatch: body-sha256=85155080082add6137473af999715a1084d32f2b63cf353c707773d7d131c32c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=c6509a00a772c91dbca0bc95cd3e2f4deae61245e6d5c609bfcf44ca97bb66e6
-# autobatch: inputs-sha256=9e7d4bf8f803d07c1d6f7321447fcb7171c091fc58fd8036501db40ea5a674fd
+# autobatch: source-sha256=7143867bb7c3749b5552d486610cf0715a12cf3161975f53ae3f1d846926d0a7
+# autobatch: inputs-sha256=5a047d382ce7a3eae92e5a264ae761cf6d8226d3cb980f336e071740a79a6a8f
 # autobatch: body-sha256=6ed7708100f2f3da6f4a8dba543c879476a974e69154e88aad5e21bbd38e4e14
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

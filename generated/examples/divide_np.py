@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=437fe58b4c41476106ffeb99bf3bad46565e4e35869b8f3b85af15192a4ffb55
-# autobatch: inputs-sha256=8df9ab2e1df560922217095258a07de2cae8dbf329be47f03adca394030cd181
+# autobatch: source-sha256=60f2e58ab0ad2915d90df77cd3b19e612acf39aa99740e741b68cbcaaa5736aa
+# autobatch: inputs-sha256=f4b92a19b446d3145e52fdc754cfdf091a863759f5dc3f03309bc1b02b2ff667
 # autobatch: body-sha256=01831231cc56e86e62f3c10f0eb93f80302672c6469593e10c0c63c655501a09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=89a17995551c3bc402ea817ea67ffbe28d213eed8a6d4e05aeb0da9456ec1742
-# autobatch: inputs-sha256=acd50372a468fe4d71a8e9f3289ce5a4104b419931c8c48bcb6f969e2a4415ea
+# autobatch: source-sha256=e823ccf10d44da98266bdb58ea844ce1a7422440bb0526095d2535111b54ee4b
+# autobatch: inputs-sha256=dac54c95c70ee005d260b5cd9c548b127d3002ad2895927d006b34c7bf299513
 # autobatch: body-sha256=d408fd30531a98a4e82bb1179b1159b5709704830221b88083c28fc46daa0aa6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

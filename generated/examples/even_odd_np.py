@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=52e371fd7589a6bf46541131fed762a6831b1954bf977a8a603b8e7e02ad29e2
-# autobatch: inputs-sha256=530604b5e897fd1626e3bd6b52ddfed69c68d0d0c79e710d30051f0c66cb3915
+# autobatch: source-sha256=0febe6680f998518842a18145471eaa5de9cfa1c9376d6014ad6de61ed30a136
+# autobatch: inputs-sha256=9f3eae2fc91a6fec5b091decc854bbeb3ee0bb70d644950cf3d859ccbdec0496
 # autobatch: body-sha256=cd7764e37bd0f9490358fa1afff7a6746a791916fcaefdbab16eb505a35bfa7a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

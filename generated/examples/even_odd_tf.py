@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=ec8284c0f6a69739d18e4a6f674348649ead7447dfd143eff91e558e69c2a1c6
-# autobatch: inputs-sha256=b3c10ff805443c90e0304c05113a0176367c6ddf9b9985c78afd74308f08bdff
+# autobatch: source-sha256=e62e50cce7f5cc0e17f56c8aeb8498454825f2ea26ce9a497a80dbbaa24e4e44
+# autobatch: inputs-sha256=6a2c5e6d02776ed3d9f64ee11c99279cd538f24a0fa48195136d4d168ce08b24
 # autobatch: body-sha256=e1ba408a30d34e4f5336838a70a60e8a7b54c18b759bb9741f0472edd1f25637
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

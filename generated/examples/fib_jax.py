@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=5cb78eca00ff0d2789ab1b0260e1bfff1c1c5fd22f73efacde0df88755c59e86
-# autobatch: inputs-sha256=28df12e1591ab16a0406ba4be50644d3444aae6f77b2479b0947f7712c340a46
+# autobatch: source-sha256=6b47e8e1c78a91d193473f3013f1d6b3bfeda83a21ad034569bb6703d9f71bae
+# autobatch: inputs-sha256=87c957931bdb3b8dba3fa8fca6c416ec9e0d314965bdae4d1965c945c5fd1977
 # autobatch: body-sha256=5d39fef1a450037be470154f7915d9fd4c159ad1e59d68ff0fef2b56fbf28e13
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

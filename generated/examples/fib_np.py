@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=90a29334eaf5d853711bd5c749885db8076b9d10a6e91cbf7730bad7f6ae616c
-# autobatch: inputs-sha256=fac956a604bbff36384b7eec934e63ca01d1bf68a378099d77347373ed3967b5
+# autobatch: source-sha256=6da24973cc0bc6baa4fede0a5a32f31b62e702cb10d19c141e7d12cfda17f070
+# autobatch: inputs-sha256=a72d8830032640dbf45a0efc8b4acc1805f07bd41bff4f1effec9cb6e8f59697
 # autobatch: body-sha256=9b7af608edf232c904b45f3420e5cf6063c0db7dfb662cfb95ffcca12a807937
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=af4df3f762c5fede38bfed5cf8f3a6f7bec8867379e1db997673e12f5dfa19ed
-# autobatch: inputs-sha256=4ca56fc178bfe28360ed581968d9da10f3868ebcce1be9e7c33bea5c646db1ae
+# autobatch: source-sha256=a1940b2e553051090a394fddc2ba5d8974dff3876c81045d44afcb4dfc60237c
+# autobatch: inputs-sha256=c5b069877c251c8f9afb68f14f93772000eb464ce91c2159b066dce1d8252084
 # autobatch: body-sha256=12fa5d52661e77f12974dfba3a322d5c8209a39f592f216c5d826032f246ab2d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=07fd788ba23bc9701da4d3a885b1c71b5d1e83754ba1e1822899142dc2e9e971
-# autobatch: inputs-sha256=ea09c776d101e7eb8d8b0c19b706cdae53ff23a2830a79ac9289a5625a4c21b5
+# autobatch: source-sha256=1ef1759ce4892ac65a2b95089cc011b61b52556cc6d072b066b19400b811bdc9
+# autobatch: inputs-sha256=7e7295f09dc25d29384b302f6262c117ce7bdca5f661226aceb2fda672e4e966
 # autobatch: body-sha256=37fb69a516883bc7deb6c16eb96219556c35480266f2161e9f695ae3a4151825
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

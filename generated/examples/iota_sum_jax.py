@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=e1ff49770d1c03e04cddf84b4d0bc1963ba8f18438b2b55db32910d7266f10c0
-# autobatch: inputs-sha256=bcb4d939557a4f62046c455b2b268288d0c8eb58f425067722e911e1aa965c40
+# autobatch: source-sha256=ec5e17731252c3839088e2afea98d38cec812e3e66a2979790bcf07936d591e5
+# autobatch: inputs-sha256=df2a8cf1ea9c927109310de7de004d1239d6533c9df4eb0328bd8fb0396b828b
 # autobatch: body-sha256=bd34b1f32092e98a72ff9769acf420d68e1b3b964c4e08cf5a16da2d82877f8d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=dd91470f1f34210fe2b2baaa9a6c8ada02ffa1e9797a8134644498c9f401dff1
-# autobatch: inputs-sha256=db2709c80af7ab248567b9ba27e83e3c7541d3bc7f3e6763e17d9b38975ed504
+# autobatch: source-sha256=4a5cdd4ea31bfb3e3edd7ea44bd004f801207b6991c009f5a29ef57e2a3656c5
+# autobatch: inputs-sha256=0af8cf82ff0bc97d254d6d3b1a2a0f882d13e608083cefb18c39cddca203c5fd
 # autobatch: body-sha256=60767a48484df8fe5247e95162f162eeb50ed9dc9f953d3214b7e705f2ad6518
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

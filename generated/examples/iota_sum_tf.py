@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=8e25bda2828089d48b8d428a3ce59e19d5e99cada5d3cbf084ae7ff3e909efb8
-# autobatch: inputs-sha256=3e75818237f29fef3de2d1822db16b44a848a3d5c84b2f7a8810b4be5216c5be
+# autobatch: source-sha256=d20268ef7ab1717e85339e5b45cc72fec10b32356dc83f2c2c78b28026923bcf
+# autobatch: inputs-sha256=96ee21fc5bede773ea2df1c05edf06fd5103ee908497a922b79a15f414a758f6
 # autobatch: body-sha256=fb99b8e46a26100aac56771e2b9d0f93d0011c38da2c876aa0c5376610218ef1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

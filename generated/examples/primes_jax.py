@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=d3fd67107f15560c29e9052bfe6f0e299e0faba4580e9cb3ec6fd7a7954d79af
-# autobatch: inputs-sha256=ab603bc8dd1bf296f114c75c465bfd06e783b1977b4706680a85a486ed808d92
+# autobatch: source-sha256=f4250e30058cbd34974495f9e30e01c23dbb62aff1fd2eb7ab607c0fbbaeb032
+# autobatch: inputs-sha256=b905f0fed6bd1c1fc33dc765c23dd36ac6e59f6f02999add2239706230aed37d
 # autobatch: body-sha256=31405d32d7a3957bee62ab7023218b11803aa825fe3600ec03505e38f5e03cc5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.

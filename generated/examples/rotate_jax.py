@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=c0d89d660a31a603bd8d1e8fcadce870f236acbc5ec1d4c83c9b095d7702e243
-# autobatch: inputs-sha256=e51dcb7f3e01cbaca91a7db627cc515db6483e70d09693f49b6dce56cf778bd5
+# autobatch: source-sha256=b4a9ce720a939075daa14f938a4cdd280bc6258cf57098f9490ed63ed3f07c76
+# autobatch: inputs-sha256=3fa7bb6397c031fdf3f2032092bcb83a4a7e2e2f9a232c46fa36a97506009c16
 # autobatch: body-sha256=967863f28aa2e236cc6fa2e99bb9204da852292a3762c2628ca8fbec8399625d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

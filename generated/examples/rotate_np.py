@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=eab7cf5f9c13ea71ea1321e38934fe2026a6c71a7bd8ae00d7fccfafd97761a7
-# autobatch: inputs-sha256=ed1de33c5250c55337a1def9219f323b7e2db273fdb8842cc2a9b7a5f0881f38
+# autobatch: source-sha256=7ee0f15f2549ff02d539fd4a896b71840914a1c311946700afd25c829455e149
+# autobatch: inputs-sha256=8d76fe11cfcabc54bac0bcf20ebb9c05964533c98e7b74c529c86bd68801ee3d
 # autobatch: body-sha256=cb0373dd853e439732c6c5be2046a5e81572f560abbd2852bc373c8a0d546d23
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=570f5f6e22693d21cc397176b541d10481c4ad59cc550a4d5b0a861fe3af47e3
-# autobatch: inputs-sha256=9624e4346851ca9086dedaa85457ac3a83fef584853b2b17197eaa737fc50b0f
+# autobatch: source-sha256=300e4c9a68e15005d1ceba61682c903253f4c5b293e859ba6ec1d6491dbc930c
+# autobatch: inputs-sha256=1b63734faf53304eeaf3d5c54cbf896ff76008a37a28479861110854b71987f7
 # autobatch: body-sha256=9a27754ebbcf056943f4195d4f393b17523c6cd3f5bac5b74d4d1dc409f36cc0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=84621afe6fd9690bf1b5b89712a5bb2dff6097fced22c3a8a17a1c34121104e0
-# autobatch: inputs-sha256=7e4c48e56d04ff967fa208fe0de03f8d143f5cf49c84c01a6331f303c1d6f334
+# autobatch: source-sha256=ffea6446a810c94d4e7fd98180556f860b11facc7ddb22b8be878fea16fa13e9
+# autobatch: inputs-sha256=f416310464447164522e908bc774eebd4d77acca1b509c4d6e11675ff2d698c7
 # autobatch: body-sha256=6c91182aff57774800649d345d0cab039b0b0787c001afcca3207853a4518d67
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=ef18d623386bde50cc8342b9a9f99236aa947032ec30a75395a8975c18760c2f
-# autobatch: inputs-sha256=d42e40cc2aaec8011726aff0813de07873dbc0634b7bda01ccacfd40e6eeef9c
+# autobatch: source-sha256=a43310046d61ec67a6558f2497473c06de9def52bd6cfacb3fe01a5411e97f39
+# autobatch: inputs-sha256=b5540e1a4df6ec998959f3c0e4a550223d48dfd7088d5bddc095e55c8c54dc65
 # autobatch: body-sha256=d9465dd6c703882764a513b13a1adae20c61ea573cd1b038e7c073f2842a24d1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

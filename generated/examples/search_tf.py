@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=cf0f22ef34df59ccef5f9db85a3fb8d27dee6c6d5f0c1c683cadaea060e835b0
-# autobatch: inputs-sha256=d65318f6446c71bd81dd10be1cdbab0cacb27a5aacf87efee2887865441149d7
+# autobatch: source-sha256=fc9e4f5fea780ed826a0528f4ece18b33cc04c9fc2ffae4394e1232299d58c1b
+# autobatch: inputs-sha256=ff2efdcaf8e44266623d872acb9d9228ff7d54a3db3cce4af3be25d49b8f0eec
 # autobatch: body-sha256=e4c83d84a364d98a0ea749265a64cff6045f1c39091ef315fdb6f8e88492d7cd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

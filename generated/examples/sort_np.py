@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=b3515cc115e667293f0706755559fb107cdc649408648c091258e1e47b7894f6
-# autobatch: inputs-sha256=3efb778395d75321ba7c729c7070b4f1d39539e056205cbe7316a3fc00cb62a8
+# autobatch: source-sha256=a63827c526091511f07f097aa15c06106004585071411ecf6ab01486375a8551
+# autobatch: inputs-sha256=474438a7b103affba2e6196f69ac3301d3c0717e8d7f4982067a9efec53abe62
 # autobatch: body-sha256=f3ed2bcb6e12ab8f5d873e3303cf2ff4930cddb80fdad8b4e73169df0d0ac1ec
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

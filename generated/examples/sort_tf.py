@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=549b12926f002ef41347d2675c8b6f69cacd6abd15f9bacfc5f33644666c4f16
-# autobatch: inputs-sha256=a763c996b443c0f2d95d4862ee39a35d4624e090a9dc55113145344758285b11
+# autobatch: source-sha256=fdfe1433c63a5e2a944720f7aa8a95f0ac5f2ac00d280e676a02e5d7863f7787
+# autobatch: inputs-sha256=3f66fa96b9b2285b4b9388f2e849f38b4ad69c0a211684dd03445c54b44c3fac
 # autobatch: body-sha256=85893f930dccaabddbcc16e4ec374f748d4e8bef5fed893a1f13a68be36059cf
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

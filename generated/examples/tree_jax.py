@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=83de33cfcf2910a3f00efa71c6186111efa7bc84f0e96226a5489d007c9fa24f
-# autobatch: inputs-sha256=25205bb92e6b6febaba385c061a80d90cf2ad81e509904eab164bb7ac1e37cd8
+# autobatch: source-sha256=dfb359fd8d63e13c67689b2cd7f8cb495aee9c47ab77a341124e3996355c5348
+# autobatch: inputs-sha256=571aebdeabdf28faa99ba556df4ba2b25ca87d4c1a14d7ac7ac125d589dbe008
 # autobatch: body-sha256=c4321403648bcc5d02f020fe382ebe4e9ba8c9d45b899a3766b79f531ccc62e8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=5cf5ee88095dc6f83b91ecf2e89e84d5b0508d2eaeeb6c214e2d9b390b507513
-# autobatch: inputs-sha256=19e9804cab4d5c4841d9814600fed4e231debe33972195c6a7f3c9b6cd2ee006
+# autobatch: source-sha256=f2bf5195ba907a545c8952bef759cc2ba72f957444caeff6813c5eb0ffbd0d83
+# autobatch: inputs-sha256=64e6b8a08bfef9501be6f18ce2aba8d0fd68946c668e623688fc9aca4a9cf236
 # autobatch: body-sha256=d2c9f15699d2e6ea4e38317b8c33dc482b4b6436af4325581058a7e92093074d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

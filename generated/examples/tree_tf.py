@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=b0ab14096bdd0afb40b97f37f1430977ccda952eda9d337e386d3b13e33a5dfe
-# autobatch: inputs-sha256=2323e5eb36d94b8a3f16353b653baa5ac9cda299b62675f13877d50e6b6673b7
+# autobatch: source-sha256=2c5a5c9179a99f51136ff55a6ee5941441c0e723bbb04cab6a1c82dbf1d53ec1
+# autobatch: inputs-sha256=02f1f7ca900486cc3ed2defede43c6708d046d5c20a98e8548cd5155fe02aed7
 # autobatch: body-sha256=97093650f0717711c67861775cc8f036edd22fb32a68c6862fda528263736c32
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

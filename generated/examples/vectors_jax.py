@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=a3abc6b916c59f5da285b79c478f9624bd61a941978d49f0df24ca7396e5b24c
-# autobatch: inputs-sha256=b2de699c4890713f94447baaf932025adaa8bba54213dac5948f77b699bd983b
+# autobatch: source-sha256=2d4bd5be445886996f4f8b78642b7d30d70f3022b4fb53fd37213667982f42d0
+# autobatch: inputs-sha256=843f8150a569ec4e167ec8edb61465c24151ca1eb5b1e3e82f78b62fde85e168
 # autobatch: body-sha256=dfecfd64276ffb505ff46d9924725083e37da89588571e7b1b7c7478ef710c55
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

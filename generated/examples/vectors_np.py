@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=4ea93e5cb6a901789cc478194b61ad4c82582e518c0420c1a91681f00d48fb76
-# autobatch: inputs-sha256=6a133ff0acf82fe733dc477bf846dbdd30531c0ed6ce05c4d0170ed915d5acdd
+# autobatch: source-sha256=8be00df4b2b5a1fb5c544b50bbec48205a5feaf0f17de48436674a2247e65402
+# autobatch: inputs-sha256=4735e088798f4977c2265076a71d40f9e58b94e266410a1c88b290ec5cf5c4c6
 # autobatch: body-sha256=8ff842f58cec9d62a3a804618ae4abc8321ffc22f4f001c090ac0d2664b4a251
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=e3a2d94a15f489af5f7bb50bbd3248cbc38207c4ccbbaff7304c5cb4ef7e03fd
-# autobatch: inputs-sha256=5a95223abee9177acbd9304bea77c0e81e847ef0f8e0523da7bc157732b4b889
+# autobatch: source-sha256=31595f6fb67ed1b93c03529fc34820e1b2ce6b451ea184ab2be9023e104038b5
+# autobatch: inputs-sha256=11676afeb1e15b0c484d74c73b9c6f4328d1b7cc34954f080d66d111a3578c05
 # autobatch: body-sha256=8e0f3f066641f54f9f08e283f1479fb375aa9b93273b814780ba33001bb857ea
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

@@ -111,6 +111,8 @@ def _python_errors(node):
         return "divide", args, python_errors.errors_of("divide")
     if helper in ("py_factorial", "py_comb", "py_perm") and len(args) == (1 if helper == "py_factorial" else 2):
         return helper[3:], args, python_errors.errors_of(helper[3:])
+    if helper == "py_int_power" and len(args) == 2:
+        return "int_power", args, python_errors.errors_of("int_power")
     if helper == "py_list_index" and len(args) == 2:
         return "not_found", [node], python_errors.errors_of("not_found")
     if helper in ("py_shift_count", "py_range_step") and len(args) == 1:

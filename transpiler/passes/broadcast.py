@@ -41,7 +41,9 @@ Operators keep Python's meaning per example (`needed` says where to look):
 - a power of per-example numbers, one a float (or an int to a literal
   negative power, a float in Python: `2 ** -1 == 0.5`), becomes `py_power(x, y)`:
   Python raises where it overflows or divides by zero, and goes complex for
-  a negative number to a fractional power, which the block stops.
+  a negative number to a fractional power, which the block stops; a power
+  of per-example ints becomes `py_int_power(x, k)`: where Python's int
+  would grow beyond int64, the example stops with OverflowError.
 """
 
 from __future__ import annotations
@@ -95,7 +97,7 @@ def convert(node: ast.expr, dtype: np.dtype) -> ast.expr:
 
 
 # The runtime helpers this module writes (the generated module's `rt.<name>`).
-HELPERS = ("divisor_or_one", "exponent_or_zero", "py_lshift", "py_rshift", "py_shift_count")
+HELPERS = ("divisor_or_one", "exponent_or_zero", "py_int_power", "py_lshift", "py_rshift", "py_shift_count")
 
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult)
 _SHIFTS = {ast.LShift: "py_lshift", ast.RShift: "py_rshift"}
@@ -203,6 +205,11 @@ class _Aligner(ast.NodeTransformer):
         elif integers and right.batched and isinstance(op, ast.Pow):
             node.right = _helper("exponent_or_zero", node.right)
             self.changed = True
+            if numbers:  # Python's int grows: beyond int64 the example stops
+                return ast.copy_location(_helper("py_int_power", node.left, node.right), node)
+        elif numbers and integers and isinstance(op, ast.Pow) and not _negative_literal(node.right):
+            self.changed = True
+            return ast.copy_location(_helper("py_int_power", node.left, node.right), node)
         elif numbers and integers and right.batched and type(op) in _SHIFTS:
             # Python raises ValueError for a negative shift count: that example stops
             node.right = _helper("py_shift_count", node.right)

@@ -1,6 +1,7 @@
 """The checked-in generated modules: golden, deterministic, readable, standalone."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -140,3 +141,22 @@ def test_the_tf_entry_traces_once_for_every_batch_size(xla):
         if key[:5] == (gcd_tf.gcd_program, xla, False, 15, None)
     ]
     assert len(traced) == 1
+
+
+def test_checked_in_modules_are_what_black_writes_of_the_whole():
+    """The compiler formats a module's programs a definition (or a run of
+    plain statements) at a time, remembering each (transpiler/emit/module.py);
+    the joined parts must be exactly what the pinned black writes of all the
+    programs at once (from the first program's banner to the end), for
+    every checked-in module."""
+    import black
+
+    folder = os.path.join(GENERATED, "examples")
+    names = sorted(n for n in os.listdir(folder) if n.endswith(".py") and n != "__init__.py")
+    assert len(names) >= 30
+    for name in names:
+        with open(os.path.join(folder, name)) as f:
+            text = f.read()
+        first = re.search(r"^(# -{70}|def |class )", text, re.M)  # the first program
+        programs = text[first.start() :]
+        assert black.format_str(programs, mode=black.Mode()) == programs, name

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=2879e84ecd255475a92f1d52ddc55c5c70c963dab01e597f19df469ecf5f5b06
-# autobatch: inputs-sha256=82d96de0226adc4889a920ef3ceea6f83a610e5d761c97bfc9d704a2969d35eb
+# autobatch: source-sha256=f2885b7dc380fbaf47a1cedfe076025e0b592834d3cbb3baa0ae0f98d138e7fc
+# autobatch: inputs-sha256=6e1576315a052481667e588889ca58c9e0a6c510df39aee1915a5f4c08be5a10
 # autobatch: body-sha256=eb6d237a1137f152974bfd9c15356bc9a424a834dda07f47c8717b701c158675
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=4b6394c1438eda3bbf8caa655d3093caf550b7efc791dbf859a155a77432a530
-# autobatch: inputs-sha256=60e3e3e9e261ba435ce9b56e86e0c0da3522cb4aab83d98eb67cdbfe4c23b746
+# autobatch: source-sha256=dca82c3835636ecc54368117b4a9187ccef316b3be69982c36aa33ad36ac6e34
+# autobatch: inputs-sha256=80d5898ed2ce2bf11c13fcb3baec0ad775b253cf6c9892b17be383bbc631ffae
 # autobatch: body-sha256=e15872e7010711104e837173963bccfe5aed6b167da0ec3a77d6f751fd7a302b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

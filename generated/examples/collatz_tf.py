@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=52c0d04afe3ce968f062d0cc58acc78fef7066195a5711b4a581600a75b53eb1
-# autobatch: inputs-sha256=4479ec7a5fd7b20e355cb8d24f6031cf9aa824fb81d5827d67e03d908d4a87c0
+# autobatch: source-sha256=204ab7ec6b1936a12449ca14f910e641b7850189069e6ad2246eae93e606fef8
+# autobatch: inputs-sha256=7a8abbbe65d0660899d6609ca19c63c5e42f19d3ef6eeaf9a0850196499f0c68
 # autobatch: body-sha256=85155080082add6137473af999715a1084d32f2b63cf353c707773d7d131c32c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

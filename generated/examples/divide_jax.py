@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=7143867bb7c3749b5552d486610cf0715a12cf3161975f53ae3f1d846926d0a7
-# autobatch: inputs-sha256=5a047d382ce7a3eae92e5a264ae761cf6d8226d3cb980f336e071740a79a6a8f
+# autobatch: source-sha256=2fdfee50f9c577dbc5c1b681ab625730ec5a23438d6306fcc8b6dabfd7b316e0
+# autobatch: inputs-sha256=0be644189fb2b97f1edf52bbead541825b992735ea64515090ac6707fda09e9d
 # autobatch: body-sha256=6ed7708100f2f3da6f4a8dba543c879476a974e69154e88aad5e21bbd38e4e14
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

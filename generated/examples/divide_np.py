@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=60f2e58ab0ad2915d90df77cd3b19e612acf39aa99740e741b68cbcaaa5736aa
-# autobatch: inputs-sha256=f4b92a19b446d3145e52fdc754cfdf091a863759f5dc3f03309bc1b02b2ff667
+# autobatch: source-sha256=235b83fed300dc557f735257df62880a918a8d1373d37dcb0dd2c93fdfa8d20e
+# autobatch: inputs-sha256=a25f28bdd9dcc655a4e099dfa2c96b44b73c6f042c5db3fa55ee877c2bc0deac
 # autobatch: body-sha256=01831231cc56e86e62f3c10f0eb93f80302672c6469593e10c0c63c655501a09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

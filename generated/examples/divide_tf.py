@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=fcffa1145967f5f07041eff5d29cb7c4ca51b606925b3e4405cd4cb2589c0029
-# autobatch: inputs-sha256=dc1ac619b4ab188e36d62a49c91328b65d39cd934f2b807a0f5edc51a326a64e
+# autobatch: source-sha256=9cdf7177292b5c49235e0874be1c5b451201a22d125124411c1590f17a0bcc83
+# autobatch: inputs-sha256=74d46d031a392dff20344694ab95c701311d57572247d1a937ca1030ad147622
 # autobatch: body-sha256=be1e04742ed5ee5c1c0854e9af8cdbdb2946c735c8cc7dda788fae5ea4a166aa
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

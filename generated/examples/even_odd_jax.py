@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=e823ccf10d44da98266bdb58ea844ce1a7422440bb0526095d2535111b54ee4b
-# autobatch: inputs-sha256=dac54c95c70ee005d260b5cd9c548b127d3002ad2895927d006b34c7bf299513
+# autobatch: source-sha256=a6849a2dac4adcc8e33b412d2e3d1f2eeb6447e400571dc34cc93cc23723f635
+# autobatch: inputs-sha256=d12cd93d28e08ed0bd6e007b1e7fd4d5220a99718c6e5d1c99c661f5dbe92b48
 # autobatch: body-sha256=d408fd30531a98a4e82bb1179b1159b5709704830221b88083c28fc46daa0aa6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

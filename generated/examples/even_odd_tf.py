@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=e62e50cce7f5cc0e17f56c8aeb8498454825f2ea26ce9a497a80dbbaa24e4e44
-# autobatch: inputs-sha256=6a2c5e6d02776ed3d9f64ee11c99279cd538f24a0fa48195136d4d168ce08b24
+# autobatch: source-sha256=76add8c7ff395e7625fd0327205d8bc479ac5d92883c05ece11bdd0b575e6f74
+# autobatch: inputs-sha256=8d1d46c11afe89d2272b69d5db9170408ceac1c4f26f752963d3594366fd3754
 # autobatch: body-sha256=e1ba408a30d34e4f5336838a70a60e8a7b54c18b759bb9741f0472edd1f25637
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=6b47e8e1c78a91d193473f3013f1d6b3bfeda83a21ad034569bb6703d9f71bae
-# autobatch: inputs-sha256=87c957931bdb3b8dba3fa8fca6c416ec9e0d314965bdae4d1965c945c5fd1977
+# autobatch: source-sha256=698ea595236f9401b2a77ea53c08cfba17c7e63bfe28adfc3ab4eaeb7cfcd923
+# autobatch: inputs-sha256=b25d830ac0a2be31f873de140d22933830d530862e1eee888f66b9c6c24c529a
 # autobatch: body-sha256=5d39fef1a450037be470154f7915d9fd4c159ad1e59d68ff0fef2b56fbf28e13
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=6da24973cc0bc6baa4fede0a5a32f31b62e702cb10d19c141e7d12cfda17f070
-# autobatch: inputs-sha256=a72d8830032640dbf45a0efc8b4acc1805f07bd41bff4f1effec9cb6e8f59697
+# autobatch: source-sha256=4460939e0ba9d6e95f8772ab195ef94539db2ee435af646ccfb2a9c01eac1222
+# autobatch: inputs-sha256=5756c2191cb5d3018c24cae513ae1406151780aea08cd17d452f9423960d4caf
 # autobatch: body-sha256=9b7af608edf232c904b45f3420e5cf6063c0db7dfb662cfb95ffcca12a807937
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

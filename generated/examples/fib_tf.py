@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=1a7dd819402e5f4f78f9cfbb7729c87bf7059b68f49b5844d729f866aa4a9098
-# autobatch: inputs-sha256=4e7bee10d2fb7bf90fc2f2489f2a174fa0f92fb3bee0d73aab2fef098b925aac
+# autobatch: source-sha256=a6cbb41a92fd3a2d02dd52836f2e051bcb11327f99801520a27535e36596f4cf
+# autobatch: inputs-sha256=a32712af1714ae33396407a042023fba0fea7dddb754d94fa0c6c29a4f661e00
 # autobatch: body-sha256=f7f83898e88a6826d126747cc811d0068a9f4a5f543e959ecc04ac089a253125
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=1ef1759ce4892ac65a2b95089cc011b61b52556cc6d072b066b19400b811bdc9
-# autobatch: inputs-sha256=7e7295f09dc25d29384b302f6262c117ce7bdca5f661226aceb2fda672e4e966
+# autobatch: source-sha256=f37bc317773a442033452ff1abcfd2601b2082df72723c29318ae711b36492b0
+# autobatch: inputs-sha256=ed9169249350b235cd61dbdfe8f50eda8b1026a3801bfa9001e1bf56c5d537e2
 # autobatch: body-sha256=37fb69a516883bc7deb6c16eb96219556c35480266f2161e9f695ae3a4151825
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

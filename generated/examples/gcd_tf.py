@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=6b08409ada353661a0915e4227cca242f23e482026a2b72e5bb4df3ea4717ee3
-# autobatch: inputs-sha256=d57b2e702867bd6486fce50a1a5a99d70d6bf9c7be1cab6aed2e3c084e7f87e7
+# autobatch: source-sha256=42668a919f542b4a302766555e3278b6eca56e0a9792d2cc8520836e40476c92
+# autobatch: inputs-sha256=970876ed1f5e563be2274bf7a0f0d8f9d309e057698d92e1d264dd7aae4785a5
 # autobatch: body-sha256=ef5ed2d52173cdeb51c425b3ccc624e45f6030d6545dcdbf67f237ed183a1c2b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

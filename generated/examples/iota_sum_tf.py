@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=d20268ef7ab1717e85339e5b45cc72fec10b32356dc83f2c2c78b28026923bcf
-# autobatch: inputs-sha256=96ee21fc5bede773ea2df1c05edf06fd5103ee908497a922b79a15f414a758f6
+# autobatch: source-sha256=5c52c7c82b6581400c1a7fa22c5c1f2bd0024bdab897cac9fa8e5b026a489172
+# autobatch: inputs-sha256=1bc1699e9f9cceed7a3a6ca27206584f8b675264104e86615b0b7b6438c82d0b
 # autobatch: body-sha256=fb99b8e46a26100aac56771e2b9d0f93d0011c38da2c876aa0c5376610218ef1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

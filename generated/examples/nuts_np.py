@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=574cc559c817e06ace08ada72809f0a947d8d4727e80962419054adbf3429527
-# autobatch: inputs-sha256=530d510c38604cc25ea57cbc59db91b2184f994ae6e1cf3aa729cada3e75aae7
+# autobatch: source-sha256=ddc43708eeddb99345adf03c9a0995a399e81bc2ae2560ccfefbf9ae99831421
+# autobatch: inputs-sha256=cddf246eda8d715d04935eb9048f431428ad0043e8f496724f4aacb4a31b0795
 # autobatch: body-sha256=63838c0206840dea545010ad89272217c0efbc939bce0a36329e2d87b0aadf0c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=ef9d340dbc09660026222163f46f56b78a493bf54e998a470b22d5ba273b4c18
-# autobatch: inputs-sha256=d8be6c0b7575f1fab6d7f2d21b7da26b5b9244e1a5f73bf86905c914d8e4db42
+# autobatch: source-sha256=2139e6121eb0e2eb4613d79266380902d134ff00902343160c302f9f7189f15e
+# autobatch: inputs-sha256=13a500ec4f27292dfca6a5adee6cc3934b9ca5fba5ae99241eef35fe4dd4843b
 # autobatch: body-sha256=f98f3ef540b0c4aebe3030f674883ec82dda8bccf873af4530f12ef848835759
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=b4a9ce720a939075daa14f938a4cdd280bc6258cf57098f9490ed63ed3f07c76
-# autobatch: inputs-sha256=3fa7bb6397c031fdf3f2032092bcb83a4a7e2e2f9a232c46fa36a97506009c16
+# autobatch: source-sha256=db04b2c6102c7a708fb7cebf9a55894b5de295aa563e0ed94d169f27732fb592
+# autobatch: inputs-sha256=e8eeb8d29240585bc0af8c0fad5e94165a27fc47cf1dae668f2015571964c768
 # autobatch: body-sha256=967863f28aa2e236cc6fa2e99bb9204da852292a3762c2628ca8fbec8399625d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

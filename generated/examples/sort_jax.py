@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=4d65ad3672ba392a3c50e37624ebeafc98b9b39cbf2ea2bcf037565cc8576a7f
-# autobatch: inputs-sha256=c5a4bc2b4c01c4f9782549423773175b4ae2c00dda7eaf28b422bd976742d995
+# autobatch: source-sha256=a5d91eed82886ebcacde50965aa6242b0effc2323481ed6a23d0ba24e0357de7
+# autobatch: inputs-sha256=c61eb86a02d35a9cf182a30436558e82f91d3e3f14d03333f507c33552e6e3b1
 # autobatch: body-sha256=5f5dd272ab2e4c400dc8c0459b2848b1f90830cc3ee748d5dc52d3f45c4e4ebb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

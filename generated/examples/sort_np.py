@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=a63827c526091511f07f097aa15c06106004585071411ecf6ab01486375a8551
-# autobatch: inputs-sha256=474438a7b103affba2e6196f69ac3301d3c0717e8d7f4982067a9efec53abe62
+# autobatch: source-sha256=fbd37bff0fd2596f84436f326a4957a35a32e4216dcc229fbfd84a44b3846efd
+# autobatch: inputs-sha256=1dcdb6d734173ee90ad9d032c42411d4c54c01d7571759a13bbddf22db8fdac2
 # autobatch: body-sha256=f3ed2bcb6e12ab8f5d873e3303cf2ff4930cddb80fdad8b4e73169df0d0ac1ec
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

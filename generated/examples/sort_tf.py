@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=fdfe1433c63a5e2a944720f7aa8a95f0ac5f2ac00d280e676a02e5d7863f7787
-# autobatch: inputs-sha256=3f66fa96b9b2285b4b9388f2e849f38b4ad69c0a211684dd03445c54b44c3fac
+# autobatch: source-sha256=5075bab4bc91c7fcfcde7e993ab2d809f6942b182e4bac80a1f1cebc883ea7da
+# autobatch: inputs-sha256=cd725f3c1748080a6c3e559d5860f456a8f82996f5ec5305e8967ba876ff08e5
 # autobatch: body-sha256=85893f930dccaabddbcc16e4ec374f748d4e8bef5fed893a1f13a68be36059cf
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=dfb359fd8d63e13c67689b2cd7f8cb495aee9c47ab77a341124e3996355c5348
-# autobatch: inputs-sha256=571aebdeabdf28faa99ba556df4ba2b25ca87d4c1a14d7ac7ac125d589dbe008
+# autobatch: source-sha256=9c68dfa743813fcd9a61929e8d671dd7c70fc50931493c09df975bc9c8d02d93
+# autobatch: inputs-sha256=79d19a35d7b24dd4bda282856f92bd08b9b78cc26c0cc1e3215de3bdc3ddb6ff
 # autobatch: body-sha256=c4321403648bcc5d02f020fe382ebe4e9ba8c9d45b899a3766b79f531ccc62e8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

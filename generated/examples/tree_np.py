@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=f2bf5195ba907a545c8952bef759cc2ba72f957444caeff6813c5eb0ffbd0d83
-# autobatch: inputs-sha256=64e6b8a08bfef9501be6f18ce2aba8d0fd68946c668e623688fc9aca4a9cf236
+# autobatch: source-sha256=67621668341019f4f3c663c9a5f451f6418c06fa9152a467e04d21f5d8b1851e
+# autobatch: inputs-sha256=b6af019dfaea63ddcda4a7ab1fd5332c59607d0616e745b825527b326ae2792b
 # autobatch: body-sha256=d2c9f15699d2e6ea4e38317b8c33dc482b4b6436af4325581058a7e92093074d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

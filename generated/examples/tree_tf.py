@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=2c5a5c9179a99f51136ff55a6ee5941441c0e723bbb04cab6a1c82dbf1d53ec1
-# autobatch: inputs-sha256=02f1f7ca900486cc3ed2defede43c6708d046d5c20a98e8548cd5155fe02aed7
+# autobatch: source-sha256=c89410cac7ba7e0ee79f15cf3df0d32b26ac6b410e7f72a7fe317c53d5891814
+# autobatch: inputs-sha256=287384eb62960144be55d7aede2121ee8107a5d355f239a8cae7cd68328f72ed
 # autobatch: body-sha256=97093650f0717711c67861775cc8f036edd22fb32a68c6862fda528263736c32
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

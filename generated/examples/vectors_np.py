@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=8be00df4b2b5a1fb5c544b50bbec48205a5feaf0f17de48436674a2247e65402
-# autobatch: inputs-sha256=4735e088798f4977c2265076a71d40f9e58b94e266410a1c88b290ec5cf5c4c6
+# autobatch: source-sha256=d79d36dd290bc520c4febfa3297417e9f511dba9f175f8cfd3a22d21e36344cc
+# autobatch: inputs-sha256=887fb506bd10875eae23ff362c16ee4146c81eb47b95c19ac5c887c0ee9393e7
 # autobatch: body-sha256=8ff842f58cec9d62a3a804618ae4abc8321ffc22f4f001c090ac0d2664b4a251
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=31595f6fb67ed1b93c03529fc34820e1b2ce6b451ea184ab2be9023e104038b5
-# autobatch: inputs-sha256=11676afeb1e15b0c484d74c73b9c6f4328d1b7cc34954f080d66d111a3578c05
+# autobatch: source-sha256=3f3121c46bf50d8b2b725738042ab0ae5596fae7d19d901e8323e76cd05df4fb
+# autobatch: inputs-sha256=7e3bc15df6fbc7c0f9a73e168fac97c4bf68cc551aea114bb2493fd6640cfadf
 # autobatch: body-sha256=8e0f3f066641f54f9f08e283f1479fb375aa9b93273b814780ba33001bb857ea
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import os
 import sys
 import types as pytypes
@@ -21,7 +22,7 @@ from typing import Dict, List, Sequence, Tuple
 from autobatch_runtime import RUNTIME_VERSION, freshness
 from transpiler import __version__
 from transpiler.emit import program as program_emitter
-from transpiler.emit.template import render_comments
+from transpiler.emit.template import COMMENT_MARKER, TRAILING_MARKER, render_comments
 from transpiler.errors import UnsupportedSyntaxError
 from transpiler.ir import instructions as ir
 from transpiler.loader import HEADER_PREFIX, body_hash
@@ -175,10 +176,58 @@ def unparsed(statements: List[ast.stmt]) -> str:
 
 
 def _formatted(statements: List[ast.stmt]) -> str:
-    """Top-level statements as black formats them."""
-    return _format(unparsed(statements))
+    """Top-level statements as black formats them, a definition or a run of
+    other statements at a time, each remembered: a Context adds one program
+    to its module per new call, and formatting the whole module again each
+    time grew with the square of its programs.  Black separates top-level
+    definitions by two blank lines and keeps a run of plain statements
+    together, so the parts joined so are the module black would write.
+    (`ast.unparse` puts a blank line before a definition, so a comment right
+    above one stays with what precedes it, and one above a plain statement
+    with that statement, as black keeps them.)"""
+    return "\n\n".join(_format(unparsed(group)) for group in _top_level_groups(statements))
 
 
+def _top_level_groups(statements: List[ast.stmt]) -> List[List[ast.stmt]]:
+    definitions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    groups: List[List[ast.stmt]] = []
+    plain: List[ast.stmt] = []  # a run of statements other than definitions
+    comments: List[ast.stmt] = []  # comment markers waiting for their statement
+    for statement in statements:
+        if _is_comment(statement):
+            comments.append(statement)
+        elif isinstance(statement, definitions):
+            if plain:
+                groups.append(plain)
+                plain = []
+            if comments and groups:
+                groups[-1] = groups[-1] + comments
+            elif comments:
+                groups.append(comments)
+            comments = []
+            groups.append([statement])
+        else:
+            plain += comments + [statement]
+            comments = []
+    if plain:
+        groups.append(plain)
+    if comments and groups:
+        groups[-1] = groups[-1] + comments
+    elif comments:
+        groups.append(comments)
+    return groups
+
+
+def _is_comment(statement) -> bool:
+    value = statement.value if isinstance(statement, ast.Expr) else None
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id in (COMMENT_MARKER, TRAILING_MARKER)
+    )
+
+
+@functools.lru_cache(maxsize=2048)
 def _format(text: str) -> str:
     import black
 

@@ -424,6 +424,7 @@ from autobatch_runtime.ragged import RAGGED_HELPERS  # noqa: E402
 PYTHON_HELPERS = (
     "py_all",
     "py_any",
+    "py_bit_length",
     "py_bool",
     "py_comb",
     "py_bound",

@@ -285,6 +285,16 @@ def helpers(ops):
         error = abs(estimate - ops.as_float(exact))
         return ~ops.isfinite(estimate) | (error > 1e-9 * abs(estimate))
 
+    def py_bit_length(n):
+        """`n.bit_length()` of a per-example int: how many of 2**0 .. 2**62
+        are at most |n| (64 for -2**63, whose |n| int64 cannot hold)."""
+        n = ops.asarray(n)
+        magnitude = ops.where(n < 0, -n, n)
+        length = n * 0
+        for k in range(63):
+            length = length + ops.where(magnitude >= 2**k, n * 0 + 1, n * 0)
+        return ops.where(n == -(2**63), n * 0 + 64, length)
+
     def py_factorial(n):
         """`math.factorial(n)` of a per-example int: exact where it fits in
         int64 (n <= 20); beyond, and for n < 0, the example stops."""
@@ -426,6 +436,7 @@ def helpers(ops):
         "py_divisor": py_divisor,
         "py_isclose": py_isclose,
         "py_power": py_power,
+        "py_bit_length": py_bit_length,
         "py_factorial": py_factorial,
         "py_int_power": py_int_power,
         "py_comb": py_comb,

@@ -199,3 +199,12 @@ def position_in_sorted(v, x):
 def unguarded_index(v, x):
     items = list(v)
     return items.index(x)
+
+
+@ctx.batch
+def next_power_of_two(n):
+    """As bit_manipulation code writes it: 1 << n.bit_length(), or n itself
+    when it is a power of two already."""
+    if n > 0 and n & (n - 1) == 0:
+        return n
+    return 1 << n.bit_length()

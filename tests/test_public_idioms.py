@@ -149,3 +149,10 @@ def test_list_index_and_count(mode):
         P.unguarded_index(V, X, **MODES[mode])
     found = np.array([V[k][k % 4] for k in range(len(X))])
     assert np.asarray(P.unguarded_index(V, found, **MODES[mode])).tolist() == per_example("unguarded_index", V, found)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_bit_length(mode):
+    n = np.array([0, 1, 5, 8, 1000, 2**40 + 3, -7, 2**61 + 1])
+    got = np.asarray(P.next_power_of_two(n, **MODES[mode])).tolist()
+    assert got == per_example("next_power_of_two", n) == [1, 1, 8, 8, 1024, 2**41, 8, 2**62]

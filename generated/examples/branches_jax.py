@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=4aae8cba4bc1696dcac0ea3a2f811323a7c95b72500d2772acb2517b473b30f7
-# autobatch: inputs-sha256=07e6fb3eb741f29edeba5d7a2a8ac8868049e81da3774d482e32e2f3bdbb0899
+# autobatch: source-sha256=597db171136c83d39b7977ddcd68732d5f337ca9a1c73b9abca9fddecee2764c
+# autobatch: inputs-sha256=1ffa2e95a7147da818421027d4d1de65a9dba29ece2aefa4d3d5d698929f1793
 # autobatch: body-sha256=2a290d25970895b4d5f4bd8b0d094415ac75986743e17f56bbfd15fd91581984
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

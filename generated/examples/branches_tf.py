@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=917948cbcc5b1a5c03a8f3154c00258e4f4ab43560e950efa6f31b634629552d
-# autobatch: inputs-sha256=0f126f48ffef93c2c16b56f2fbe6c7beb5c55dc5ed447627fddd877bd9318a61
+# autobatch: source-sha256=4c68fffc74ad3f6a66dfb8cc14f354e4b8cde2319b209fa7d173c58bba182126
+# autobatch: inputs-sha256=28be9821e2440502fc7824851e2ca1d07e955435f175e78c3336f3356e18bd41
 # autobatch: body-sha256=844737ecd2797773b068f365ebfc794f4681b8a7e8eb620f59ef11ea154099eb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

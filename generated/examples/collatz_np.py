@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=abc9dccb96f57e3f3efba98552afd5cdfabc41b279b003a5cd9c422ddc45a74d
-# autobatch: inputs-sha256=c50e8a067886b4f7ca399c109466b64f2bdcff99d82f5f5253fcbd809ca0a324
+# autobatch: source-sha256=bd681b199c483d05065af1c06527b97580723d3ef7b187155d87c2dc4a2d75b8
+# autobatch: inputs-sha256=36e7cb91ca2bcec09af87cbafc9e3da54098718198b29287330991583adf77ef
 # autobatch: body-sha256=4962c8907f7a1b35f4e8bc66d6308bec1f4476b5bab2f70a7238943f59048497
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

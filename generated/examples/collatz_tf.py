@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=204ab7ec6b1936a12449ca14f910e641b7850189069e6ad2246eae93e606fef8
-# autobatch: inputs-sha256=7a8abbbe65d0660899d6609ca19c63c5e42f19d3ef6eeaf9a0850196499f0c68
+# autobatch: source-sha256=ecea3dbc1ae861c7dcda6748b133d677f15591c3a3928c9eecbf8fc6ac965abd
+# autobatch: inputs-sha256=773e84e8e514d0ed12e36cc10921008ce51d089c07d03220f55f66d5f854b35c
 # autobatch: body-sha256=85155080082add6137473af999715a1084d32f2b63cf353c707773d7d131c32c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

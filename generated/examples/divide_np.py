@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=235b83fed300dc557f735257df62880a918a8d1373d37dcb0dd2c93fdfa8d20e
-# autobatch: inputs-sha256=a25f28bdd9dcc655a4e099dfa2c96b44b73c6f042c5db3fa55ee877c2bc0deac
+# autobatch: source-sha256=b2832b897dce9e74a266a51e4d9ed7ee51d70d86aefcbf9bb68f180cfb0dff96
+# autobatch: inputs-sha256=db31a2cca3762d68335dadd987add934c40e59e137b03e5a765e248c896e2c3e
 # autobatch: body-sha256=01831231cc56e86e62f3c10f0eb93f80302672c6469593e10c0c63c655501a09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=9cdf7177292b5c49235e0874be1c5b451201a22d125124411c1590f17a0bcc83
-# autobatch: inputs-sha256=74d46d031a392dff20344694ab95c701311d57572247d1a937ca1030ad147622
+# autobatch: source-sha256=5d19615acb86b5d99d4635effd5e951f1a0b17c6ae31f30235987bce5056f5c9
+# autobatch: inputs-sha256=83f5c94f5c0bf4075c1470b87f8307e78981a18acfd8705d48e92cc3ec757d1a
 # autobatch: body-sha256=be1e04742ed5ee5c1c0854e9af8cdbdb2946c735c8cc7dda788fae5ea4a166aa
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=a6849a2dac4adcc8e33b412d2e3d1f2eeb6447e400571dc34cc93cc23723f635
-# autobatch: inputs-sha256=d12cd93d28e08ed0bd6e007b1e7fd4d5220a99718c6e5d1c99c661f5dbe92b48
+# autobatch: source-sha256=944f96b94fb185c6c62c7cdf8c14ac38f1ffe82cda620220dc561583b18203da
+# autobatch: inputs-sha256=6bd72273f279430cfbd7c50d2b252507a794217ffb2046715371bc2ead03fbd8
 # autobatch: body-sha256=d408fd30531a98a4e82bb1179b1159b5709704830221b88083c28fc46daa0aa6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

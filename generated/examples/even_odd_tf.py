@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=76add8c7ff395e7625fd0327205d8bc479ac5d92883c05ece11bdd0b575e6f74
-# autobatch: inputs-sha256=8d1d46c11afe89d2272b69d5db9170408ceac1c4f26f752963d3594366fd3754
+# autobatch: source-sha256=d5f47fe8059318c74025dc6bf6c72caa0dad38a3356fc2b3348af9b183c08c06
+# autobatch: inputs-sha256=a7ddec1c31ad1c0d2fc849813e5d75414a91a8045ad8bd01f96d9d27ef9daa10
 # autobatch: body-sha256=e1ba408a30d34e4f5336838a70a60e8a7b54c18b759bb9741f0472edd1f25637
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=698ea595236f9401b2a77ea53c08cfba17c7e63bfe28adfc3ab4eaeb7cfcd923
-# autobatch: inputs-sha256=b25d830ac0a2be31f873de140d22933830d530862e1eee888f66b9c6c24c529a
+# autobatch: source-sha256=d3ee595bbad1119e1957e9fdf439074b5c1c063ff14371fb82386569c0386ff4
+# autobatch: inputs-sha256=60d6cc1068f4e09d517cdd09ad4b6be42224895cb6649e2ef66eb07bf09d589e
 # autobatch: body-sha256=5d39fef1a450037be470154f7915d9fd4c159ad1e59d68ff0fef2b56fbf28e13
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=4460939e0ba9d6e95f8772ab195ef94539db2ee435af646ccfb2a9c01eac1222
-# autobatch: inputs-sha256=5756c2191cb5d3018c24cae513ae1406151780aea08cd17d452f9423960d4caf
+# autobatch: source-sha256=87d6a1cdbd187ca47986bffb9a4eb7a7e28bd3f6fdfc08ef83887638400cc255
+# autobatch: inputs-sha256=1ddd616e1d1ca87cb6061020d264e4b44f750e47fbe2cd6dbf63216a6b293553
 # autobatch: body-sha256=9b7af608edf232c904b45f3420e5cf6063c0db7dfb662cfb95ffcca12a807937
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=a6cbb41a92fd3a2d02dd52836f2e051bcb11327f99801520a27535e36596f4cf
-# autobatch: inputs-sha256=a32712af1714ae33396407a042023fba0fea7dddb754d94fa0c6c29a4f661e00
+# autobatch: source-sha256=752ef60e8f7b569cefc244eb2368c4af62c6709a3774f582d6d514baabc67056
+# autobatch: inputs-sha256=e599b3d26c6cbf8b09887039934c399a45601c4a3d79652087a212f0ba1be311
 # autobatch: body-sha256=f7f83898e88a6826d126747cc811d0068a9f4a5f543e959ecc04ac089a253125
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

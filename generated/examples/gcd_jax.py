@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=2491c06a58515adbcef70fb09fffe860c1349cc6c1dfcab8f9dbaadf2831332c
-# autobatch: inputs-sha256=9f10703d3851ced319d12dcd0e1c04c3b0f7c0700177a09c4c0f20061c70dc55
+# autobatch: source-sha256=20cda904fa9787f65b19ede9b53a49d07ea3d641eb18662e0d763bcd6b021b4c
+# autobatch: inputs-sha256=4750cb1fbcd2b740d6dafda55892efe4f48a0ece4358fd6962a45aafcd424e2d
 # autobatch: body-sha256=12fa5d52661e77f12974dfba3a322d5c8209a39f592f216c5d826032f246ab2d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=f37bc317773a442033452ff1abcfd2601b2082df72723c29318ae711b36492b0
-# autobatch: inputs-sha256=ed9169249350b235cd61dbdfe8f50eda8b1026a3801bfa9001e1bf56c5d537e2
+# autobatch: source-sha256=7b5f91e19cde0e8c62c2ba2f11305cc4d0f2d2911b778a2772d8290ca0e2a2c8
+# autobatch: inputs-sha256=737c0bc10d05fd40279bf0656675ed9616832cac55191f45841b0bb992bbd07e
 # autobatch: body-sha256=37fb69a516883bc7deb6c16eb96219556c35480266f2161e9f695ae3a4151825
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

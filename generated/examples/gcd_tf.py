@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=42668a919f542b4a302766555e3278b6eca56e0a9792d2cc8520836e40476c92
-# autobatch: inputs-sha256=970876ed1f5e563be2274bf7a0f0d8f9d309e057698d92e1d264dd7aae4785a5
+# autobatch: source-sha256=5d80f584913f3038f867010974b13f97fbc5c2fe5087dc7c574991938909ff38
+# autobatch: inputs-sha256=ae512ec4908ce2f661cc9e2275ea20ebe2c51fe5dc2c8bda52c26509f7beb58a
 # autobatch: body-sha256=ef5ed2d52173cdeb51c425b3ccc624e45f6030d6545dcdbf67f237ed183a1c2b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

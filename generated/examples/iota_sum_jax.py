@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=975f47ba74b4abf81d5a1e5d3a3bfc5c74f8d963e6b6a2060e6d7730ccf7caf8
-# autobatch: inputs-sha256=4dc622a6187d40087f60fa6ec700afba285d23552d64d212f45d6cf1a8db8404
+# autobatch: source-sha256=087be4649dd446cb9252b74158acc27aab0becfcb791470824f7fc20e81ebf1f
+# autobatch: inputs-sha256=47f22c2d501279a9ad2fd5aa78d7197d2ee32363cbd568b9a7e2caa97fe6306e
 # autobatch: body-sha256=bd34b1f32092e98a72ff9769acf420d68e1b3b964c4e08cf5a16da2d82877f8d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

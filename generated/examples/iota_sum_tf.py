@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=5c52c7c82b6581400c1a7fa22c5c1f2bd0024bdab897cac9fa8e5b026a489172
-# autobatch: inputs-sha256=1bc1699e9f9cceed7a3a6ca27206584f8b675264104e86615b0b7b6438c82d0b
+# autobatch: source-sha256=8aa1f0acad83abf89c160b63805100e0c5de924d24d570f6b2461bcffc7c99d4
+# autobatch: inputs-sha256=b5f4dc56182e7555f6bb74af1b97bc31658bb7ca7e590ad1cd9d21584cc0feab
 # autobatch: body-sha256=fb99b8e46a26100aac56771e2b9d0f93d0011c38da2c876aa0c5376610218ef1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=ddc43708eeddb99345adf03c9a0995a399e81bc2ae2560ccfefbf9ae99831421
-# autobatch: inputs-sha256=cddf246eda8d715d04935eb9048f431428ad0043e8f496724f4aacb4a31b0795
+# autobatch: source-sha256=03161f25883b3451dee1a3883e64c136216ae9aab32d090efe8141d845d8b28e
+# autobatch: inputs-sha256=271afc0b42f941ca23fbcec7e96f395b145c34c70ce3dba0cc472d7376800afc
 # autobatch: body-sha256=63838c0206840dea545010ad89272217c0efbc939bce0a36329e2d87b0aadf0c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

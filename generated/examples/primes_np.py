@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=2139e6121eb0e2eb4613d79266380902d134ff00902343160c302f9f7189f15e
-# autobatch: inputs-sha256=13a500ec4f27292dfca6a5adee6cc3934b9ca5fba5ae99241eef35fe4dd4843b
+# autobatch: source-sha256=8713bd32e833d7be06e500ac235978a02aa28a5d26b410bd17b647004a0412f8
+# autobatch: inputs-sha256=0e4d13c63cab0361e64e9748379662a1e5cd37d4d797b9b2bacb9a171c9e0bfc
 # autobatch: body-sha256=f98f3ef540b0c4aebe3030f674883ec82dda8bccf873af4530f12ef848835759
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

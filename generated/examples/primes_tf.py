@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=e8c4c90788756d538fd2475f6f0ebdc64b5fdf5b1f357ffd40b7b94409491b53
-# autobatch: inputs-sha256=cb33b90ff4c09ce669d871a1088130e88189d9df9c6cf0bbe1792a7752f32656
+# autobatch: source-sha256=0d1d1d7c32ecaa3aa60ae8293606855230345be9b31ed90950b58a94c8f7607a
+# autobatch: inputs-sha256=da6ac4b80fb26f419825bb9cfebe7095d70aa929448c7a351112de338a130651
 # autobatch: body-sha256=d10bba4d2a4a27aaabf4ec8b3f63d61cdabf1a59b272a4e67930d3bd1293a06d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

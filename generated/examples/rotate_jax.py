@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=db04b2c6102c7a708fb7cebf9a55894b5de295aa563e0ed94d169f27732fb592
-# autobatch: inputs-sha256=e8eeb8d29240585bc0af8c0fad5e94165a27fc47cf1dae668f2015571964c768
+# autobatch: source-sha256=c85e348a46bc8aae0f1099f5a535c9b38afbb8058170fd643c986dcfde5005db
+# autobatch: inputs-sha256=4dcdf3621c5929f1b567445aa241dcdbeb8030083422a7de65d5977bd3b9dd5d
 # autobatch: body-sha256=967863f28aa2e236cc6fa2e99bb9204da852292a3762c2628ca8fbec8399625d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

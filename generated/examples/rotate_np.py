@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=59a2af67e0c8e268571352efa9c2d256bb0509c1a1807d8a5f079d03849e3a12
-# autobatch: inputs-sha256=0460cbb792025b6493074c4628363b8f780ddbf38f1d86737ffdfd2741fbae32
+# autobatch: source-sha256=6206c84fa4c63a0b8de89b497b2e5a33d329cbfcebab82ff28bcaa27ff7852ce
+# autobatch: inputs-sha256=8f4ca89b9c72b91299045736c234589c1a41ed0b3d50909318a79b9b4925fa65
 # autobatch: body-sha256=cb0373dd853e439732c6c5be2046a5e81572f560abbd2852bc373c8a0d546d23
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

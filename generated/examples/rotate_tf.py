@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=6d890e4658c92257a2dc47ae7d967a5ab5d94b7abc2f6ec88c831d4d9cfaf65f
-# autobatch: inputs-sha256=33d690562968ea80343af57ac888cb4b67774bc1d7dccea7a0ec6e44f268818e
+# autobatch: source-sha256=d5124a70bd5d511a519efee80a060e36311554313678797e8d32581757826925
+# autobatch: inputs-sha256=8921e902259289eb43dc88488133bf90ee36a67381a3a9e488ab41ee9174dfb4
 # autobatch: body-sha256=9a27754ebbcf056943f4195d4f393b17523c6cd3f5bac5b74d4d1dc409f36cc0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=e6020626951ef5c8b9a62c39e4f108f100aa13f957db7a43abd07fb926841300
-# autobatch: inputs-sha256=ac244be574c6d02cfeb506a78e1ab5e1cfe3bc707b053f053383a3d8d29a97fe
+# autobatch: source-sha256=c0bfa77258dde74feedabb9cf30212403209913506d40b856ec10053ae7126a7
+# autobatch: inputs-sha256=27b62c0364c6a6fb9f11014948f190d6135679f80700ef5861964605e17efb96
 # autobatch: body-sha256=6c91182aff57774800649d345d0cab039b0b0787c001afcca3207853a4518d67
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

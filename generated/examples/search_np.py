@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=f4a4c86b5dd8e9b2627b082cab39293a4b61439372e74eda4d8845945e3a6fa1
-# autobatch: inputs-sha256=dbd31b22412ccee465d8d490f657926d91876e06ba0fa638da29444ef9ba28c5
+# autobatch: source-sha256=e06d2ff0cb0f23baf7618518ef1ae5db5383786bd1ce3339ddbd7c1d16a7a4bc
+# autobatch: inputs-sha256=381481e373d505c5665d6cb443f3ffb8553befc53f6a8484312c7918a7e668cb
 # autobatch: body-sha256=d9465dd6c703882764a513b13a1adae20c61ea573cd1b038e7c073f2842a24d1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

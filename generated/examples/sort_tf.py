@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=5075bab4bc91c7fcfcde7e993ab2d809f6942b182e4bac80a1f1cebc883ea7da
-# autobatch: inputs-sha256=cd725f3c1748080a6c3e559d5860f456a8f82996f5ec5305e8967ba876ff08e5
+# autobatch: source-sha256=970245d51701dc34b8210ea7c15b7747992c4e6e30ca5dc1a88d68a6c0e6884a
+# autobatch: inputs-sha256=2b95d430cfd50da235b2a76ff93f943325e679fff74da4803091106307b5785a
 # autobatch: body-sha256=85893f930dccaabddbcc16e4ec374f748d4e8bef5fed893a1f13a68be36059cf
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=9c68dfa743813fcd9a61929e8d671dd7c70fc50931493c09df975bc9c8d02d93
-# autobatch: inputs-sha256=79d19a35d7b24dd4bda282856f92bd08b9b78cc26c0cc1e3215de3bdc3ddb6ff
+# autobatch: source-sha256=e5610d4e1df0850f95a8eda86fe032494e3644ac7ca7a44c3a9f790cdc393afc
+# autobatch: inputs-sha256=c2f92209da5958e46df900fde23963aed7a9a9edaa61bdc09f25b06a4a352370
 # autobatch: body-sha256=c4321403648bcc5d02f020fe382ebe4e9ba8c9d45b899a3766b79f531ccc62e8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

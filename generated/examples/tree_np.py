@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=67621668341019f4f3c663c9a5f451f6418c06fa9152a467e04d21f5d8b1851e
-# autobatch: inputs-sha256=b6af019dfaea63ddcda4a7ab1fd5332c59607d0616e745b825527b326ae2792b
+# autobatch: source-sha256=4a76d7ba6ec8cb2c70d600d61a99e8e8d3600bd1b49082a587b3434990f6b8cd
+# autobatch: inputs-sha256=0a4665d9a574099ab0bc6d4e751cc738132ca31e64503531c9c4487082eabb13
 # autobatch: body-sha256=d2c9f15699d2e6ea4e38317b8c33dc482b4b6436af4325581058a7e92093074d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

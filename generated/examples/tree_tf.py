@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=c89410cac7ba7e0ee79f15cf3df0d32b26ac6b410e7f72a7fe317c53d5891814
-# autobatch: inputs-sha256=287384eb62960144be55d7aede2121ee8107a5d355f239a8cae7cd68328f72ed
+# autobatch: source-sha256=1e91996fb5150cad0e30b98ce5f749ea92feca66020313f5d1fbe3eb7c6ad821
+# autobatch: inputs-sha256=a140d0abe1d5d1b7b203fe23dceb279965826cecc8e91bc3235d3c7cdc89e157
 # autobatch: body-sha256=97093650f0717711c67861775cc8f036edd22fb32a68c6862fda528263736c32
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

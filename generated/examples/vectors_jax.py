@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=855210d52b8f8a5fc7c1af7be975448882eb6458835467e10b1bdd9727860de8
-# autobatch: inputs-sha256=364fb99adb9987fbb289085d3341ad6fc0f991973eb23ccc2eadc0632927e119
+# autobatch: source-sha256=778424dd4ddb46b0109f124bd1218e32b8203308c10e08ef724ce244e4208cab
+# autobatch: inputs-sha256=9a07b9eae8a3e3d8d727b624be5baccfaf0cf8866c8502bf65f97c3af3de714d
 # autobatch: body-sha256=dfecfd64276ffb505ff46d9924725083e37da89588571e7b1b7c7478ef710c55
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

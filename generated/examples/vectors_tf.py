@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=3f3121c46bf50d8b2b725738042ab0ae5596fae7d19d901e8323e76cd05df4fb
-# autobatch: inputs-sha256=7e3bc15df6fbc7c0f9a73e168fac97c4bf68cc551aea114bb2493fd6640cfadf
+# autobatch: source-sha256=ea099491fe78941f34026d62d680eb9e1c2240b90595e7dce326334ad02b803d
+# autobatch: inputs-sha256=4343e759a31bb5ee0f24ca38e9c5b221af2da4017fff7cf450d0af6ca692327d
 # autobatch: body-sha256=8e0f3f066641f54f9f08e283f1479fb375aa9b93273b814780ba33001bb857ea
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

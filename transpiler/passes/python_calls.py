@@ -60,7 +60,7 @@ class BuiltinCalls(ValueQueries):
             if isinstance(value, ast.Name) and self.optional(value):
                 return self.done(ast.Attribute(value, "value", ast.Load()))
             return self.done(self.visit(value))
-        searched = self.list_search(node)
+        searched = self.list_search(node) or self.bit_length(node)
         if searched is not None:
             return searched
         special = self.text_pattern(node)
@@ -241,6 +241,19 @@ class BuiltinCalls(ValueQueries):
         self.scalars(node, node.args)
         value = self.visit(node.args[0])
         return self.done(call_node(f"py_list_{func.attr}", items, value))
+
+    def bit_length(self, node):
+        """`n.bit_length()` of a per-example int (NumPy's ints have no such
+        method): Python's value, `py_bit_length(n)`."""
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "bit_length" and not node.args and not node.keywords):
+            return None
+        info = self.info(func.value)
+        if info is None or not info.batched:
+            return None
+        if not info.scalar or info.dtype.kind not in "iub":
+            raise SubscriptError(f"`{text_of(node)}`: bit_length() is a method of an int; `{text_of(func.value)}` is not one per example")
+        return self.done(call_node("py_bit_length", self.visit(func.value)))
 
     def counting(self, node, name):
         """`math.factorial(n)`, `math.comb(n, k)`, `math.perm(n, k)` of

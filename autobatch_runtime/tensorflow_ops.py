@@ -134,11 +134,33 @@ def index_positions(batch, event_shape, items, batched=True):
     return tf.stack(parts, -1)
 
 
+def item_positions(batch, event_shape, items):
+    """Where per-example subscript `x[items]` reads when every item is an
+    integer (`draws[row]`, `m[i, j]`): [batch, 1 + len(items)], the example
+    and then each item, negative ones counted from the end and out-of-range
+    ones clipped (as `index_positions`).  `gather_nd` then moves the axes
+    after them whole: a few ops where `index_positions` spells out every
+    element's coordinates (a program of many subscripts traces and compiles
+    that much sooner)."""
+    columns = [tf.range(batch)]
+    for size, item in zip(event_shape, items):
+        item = tf.cast(item, tf.int32)
+        item = tf.clip_by_value(tf.where(item < 0, item + size, item), 0, size - 1)
+        columns.append(tf.broadcast_to(item, [batch]))
+    return tf.stack(columns, -1)
+
+
+def _positions(array, items):
+    """`array[b][items]`'s positions for gather_nd and scatter_nd."""
+    if not any(isinstance(item, slice) for item in items):
+        return item_positions(tf.shape(array)[0], array.shape[1:], items)
+    return index_positions(tf.shape(array)[0], array.shape[1:], items)
+
+
 def take(array, items):
     """Per example: array[b][items] (see `index_positions`): one gather."""
     array = tf.convert_to_tensor(array)
-    positions = index_positions(tf.shape(array)[0], array.shape[1:], items)
-    return tf.gather_nd(array, positions)
+    return tf.gather_nd(array, _positions(array, items))
 
 
 def stack_items(items):
@@ -195,8 +217,10 @@ def put(array, items, value):
     functional form of `x[items] = value`): one scatter.  value is cast to
     array's dtype."""
     array = tf.convert_to_tensor(array)
-    positions = index_positions(tf.shape(array)[0], array.shape[1:], items)
-    value = tf.broadcast_to(tf.cast(value, array.dtype), tf.shape(positions)[:-1])
+    positions = _positions(array, items)
+    # value: [batch, *what one example's subscript selects]
+    shape = tf.concat([tf.shape(positions)[:-1], tf.shape(array)[positions.shape[-1] :]], 0)
+    value = tf.broadcast_to(tf.cast(value, array.dtype), shape)
     return tf.tensor_scatter_nd_update(array, positions, value)
 
 

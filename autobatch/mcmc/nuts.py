@@ -139,7 +139,9 @@ def make_programs(target, max_tree_depth=10, target_accept=0.8, context=None):
     the same inner loop, one per trip (`phase` SEARCH); the tree's sums it
     disturbs there are reset when the next transition starts.
     """
-    ctx = Context() if context is None else context
+    # The sampler's own functions need no check when decorated (it would
+    # build them once more, 0.8 s of every new model's first MCMC object).
+    ctx = Context(check_when_decorated=False) if context is None else context
 
     def no_u_turn(minus, plus):
         # Both ends move apart along the span: span . r, the momentum, not

@@ -208,3 +208,28 @@ def next_power_of_two(n):
     if n > 0 and n & (n - 1) == 0:
         return n
     return 1 << n.bit_length()
+
+
+# ---- Recursion in a conditional expression: a tail call -------------------
+
+
+@ctx.batch
+def euclid(a, b):
+    """As number_theory code writes Euclid's algorithm."""
+    return abs(b) if a == 0 else euclid(b % a, a)
+
+
+@ctx.batch
+def subtractive_gcd(a, b):
+    """Euclid by subtraction in a nested conditional expression, a call in
+    two of its three arms."""
+    return a if b == 0 else (subtractive_gcd(b, a) if a < b else subtractive_gcd(a - b, b))
+
+
+# ---- A nested comprehension reading a matrix by both loop variables -------
+
+
+@ctx.batch
+def transpose(m):
+    rows, cols = len(m), len(m[0])
+    return [[m[j][i] for j in range(rows)] for i in range(cols)]

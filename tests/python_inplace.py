@@ -371,3 +371,23 @@ def bump_first(a):
 def calls_a_plain_helper_that_writes(v):
     bump_first(v)  # <-- writes through an undecorated helper
     return v[0] + v[1]
+
+
+# ---- items of a list made from an array's rows ------------------------------
+
+
+@ctx.batch
+def rows_rebound(m):
+    """`rows[0] = ...` rebinds a slot of the new list: m is unchanged."""
+    rows = list(m)
+    rows[0] = m[1] * 2
+    return m[0][0] + rows[0][0]
+
+
+@ctx.batch
+def row_stored_then_written(m):
+    """b's first item becomes m's row; writing into it changes m."""
+    b = [m[1] * 0 for _ in range(2)]
+    b[0] = m[0]
+    b[0][1] = 5
+    return m[0][1]

@@ -156,3 +156,34 @@ def test_bit_length(mode):
     n = np.array([0, 1, 5, 8, 1000, 2**40 + 3, -7, 2**61 + 1])
     got = np.asarray(P.next_power_of_two(n, **MODES[mode])).tolist()
     assert got == per_example("next_power_of_two", n) == [1, 1, 8, 8, 1024, 2**41, 8, 2**62]
+
+
+def fibonacci(n):
+    a, b = 0, 1
+    for _ in range(n):
+        a, b = b, a + b
+    return a
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_call_in_a_returned_conditional_is_a_tail_call(mode):
+    """`return b if a == 0 else gcd(b % a, a)` loops as the `if` statement
+    form does: neighbouring Fibonacci numbers take Euclid n steps, far past a
+    stack of 8 frames (the call was a frame each, and overflowed it)."""
+    a = np.array([fibonacci(60), 12, 0, 7, fibonacci(45), -9])
+    b = np.array([fibonacci(61), 18, 5, 0, fibonacci(44), 6])
+    got = np.asarray(P.euclid(a, b, max_stack_depth=8, **MODES[mode])).tolist()
+    assert got == per_example("euclid", a, b) == [1, 6, 5, 7, 1, 3]
+    a, b = np.array([48, 7, 0, 1071, 1000]), np.array([18, 0, 9, 462, 3])
+    got = np.asarray(P.subtractive_gcd(a, b, max_stack_depth=8, **MODES[mode])).tolist()
+    assert got == per_example("subtractive_gcd", a, b) == [6, 7, 9, 21, 1]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_transpose_by_nested_comprehensions(mode):
+    """Was refused as writing into `m`: the inner list's first element,
+    m[0][i], counted as an alias of m when the list's slots were filled."""
+    m = np.arange(3 * 2 * 4).reshape(3, 2, 4) - 7
+    got = np.asarray(P.transpose(m, **MODES[mode])).tolist()
+    assert got == [np.asarray(r).tolist() for r in per_example("transpose", m)]
+    assert got[1] == m[1].T.tolist()

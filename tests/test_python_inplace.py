@@ -43,6 +43,7 @@ CASES = {
     "dead_alias": vectors(3),
     "transitive": vectors(7),
     "augmented_entry": lambda rng, n: (rng.integers(-5, 5, (n, 3)), rng.integers(0, 3, n)),
+    "rows_rebound": lambda rng, n: (rng.integers(-9, 9, (n, 3, 4)),),
 }
 
 
@@ -131,6 +132,10 @@ REFUSALS = {
     "calls_mutates_then_rebinds": (vectors(3), ("arr[0] = 1", "arr = arr * 2")),
     "writes_global_alias": (lambda rng, n: (rng.integers(0, 4, n),), ("t = TABLE", "t[0] = i")),
     "view_to_callee": (vectors(4), ("zero_first(v[1:3])", "return v")),
+    "row_stored_then_written": (
+        lambda rng, n: (rng.integers(0, 9, (n, 2, 3)),),
+        ("b[0] = m[0]", "b[0][1] = 5"),
+    ),
 }
 
 FUNCTION_OF = {

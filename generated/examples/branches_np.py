@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=3a87c85228976af2aaebab1a5cf2a12acf6d5170a270b23f240193deb9139d2f
-# autobatch: inputs-sha256=108a59ff7cabbe432c3696d87a05dfe4e9374a33990eb43b81af41c793c6b902
+# autobatch: source-sha256=564f87c238168953707342ad74f26e68102c326e79b18af211fa9354b30888db
+# autobatch: inputs-sha256=77829a4c08c00617b9e3ba39a8c7be894689b5071fcf62d10f07f50703ddc08c
 # autobatch: body-sha256=eb6d237a1137f152974bfd9c15356bc9a424a834dda07f47c8717b701c158675
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

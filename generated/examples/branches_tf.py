@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=4c68fffc74ad3f6a66dfb8cc14f354e4b8cde2319b209fa7d173c58bba182126
-# autobatch: inputs-sha256=28be9821e2440502fc7824851e2ca1d07e955435f175e78c3336f3356e18bd41
+# autobatch: source-sha256=cfd1ffacac8608baffe58264a51f27f0b314c05e220258a90eaf1505014da13e
+# autobatch: inputs-sha256=4d53bfc6a29ef53c0cbffee484bf3a9564c69f045d987b509c9d3530e647b8ac
 # autobatch: body-sha256=844737ecd2797773b068f365ebfc794f4681b8a7e8eb620f59ef11ea154099eb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

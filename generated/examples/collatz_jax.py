@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=58e4a5ee921793bc091aef2f12f74ea5b11c97a1d1b7150535f1372c5cc2c131
-# autobatch: inputs-sha256=3c07b0d1c35ff9e7ebaa5f3162f7f1d5c20714c0c1f6f0749a983a86d9552c3e
+# autobatch: source-sha256=5829a14bd8bb4901d93668b42c929687edddef7df7c7dd5d9be973beaf0da12f
+# autobatch: inputs-sha256=abf6517a6c1d411ce7cb9f55e1069d89f357ce3d48cdc5bff0bf78b72493f646
 # autobatch: body-sha256=e15872e7010711104e837173963bccfe5aed6b167da0ec3a77d6f751fd7a302b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

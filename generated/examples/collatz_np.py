@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=bd681b199c483d05065af1c06527b97580723d3ef7b187155d87c2dc4a2d75b8
-# autobatch: inputs-sha256=36e7cb91ca2bcec09af87cbafc9e3da54098718198b29287330991583adf77ef
+# autobatch: source-sha256=7d6de022e3d2e1f200a7bc3b973b8b0bc50afafa7b1760451794797cbdfd86ea
+# autobatch: inputs-sha256=036c69d3f8ee6a9ab0d556478d0671e00385e3893590be017ad76b929d66ab4b
 # autobatch: body-sha256=4962c8907f7a1b35f4e8bc66d6308bec1f4476b5bab2f70a7238943f59048497
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=ecea3dbc1ae861c7dcda6748b133d677f15591c3a3928c9eecbf8fc6ac965abd
-# autobatch: inputs-sha256=773e84e8e514d0ed12e36cc10921008ce51d089c07d03220f55f66d5f854b35c
+# autobatch: source-sha256=cd7fa94870d3fd9c084fec7f6498b36f4c803a24bd91a830388c78d159812242
+# autobatch: inputs-sha256=671ffe86a03168c1b5cc1703db4602519391b4cb7a9f61fbb689fa320212b383
 # autobatch: body-sha256=85155080082add6137473af999715a1084d32f2b63cf353c707773d7d131c32c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=deeb8f2aeaee5452c7d0c4de8da6222122e9b472c40bbf5118ba6474d4c13ab3
-# autobatch: inputs-sha256=0f25e7dc11366e3cfb9c585aa686ce7e0999888fd0fee4ca3cd145af3044815e
+# autobatch: source-sha256=bdb8cddfa415b3f6e62e53ff6050d2b04faf6b47c51ec8f31b8f5dceca2b1eb4
+# autobatch: inputs-sha256=42858e2ba5c2b813685ce6aa6bdcbc885fda618459cf9975b1c9a494407dcc95
 # autobatch: body-sha256=6ed7708100f2f3da6f4a8dba543c879476a974e69154e88aad5e21bbd38e4e14
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=b2832b897dce9e74a266a51e4d9ed7ee51d70d86aefcbf9bb68f180cfb0dff96
-# autobatch: inputs-sha256=db31a2cca3762d68335dadd987add934c40e59e137b03e5a765e248c896e2c3e
+# autobatch: source-sha256=a845a491f24319201614258423728ef834519cdb8a26f3b4cada86ed8b7d068d
+# autobatch: inputs-sha256=c9f97832fa10c0c5d786a26efc9480bc6814ad8776764f7399d656825ff9cf19
 # autobatch: body-sha256=01831231cc56e86e62f3c10f0eb93f80302672c6469593e10c0c63c655501a09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=5d19615acb86b5d99d4635effd5e951f1a0b17c6ae31f30235987bce5056f5c9
-# autobatch: inputs-sha256=83f5c94f5c0bf4075c1470b87f8307e78981a18acfd8705d48e92cc3ec757d1a
+# autobatch: source-sha256=19d394b22f1cc453c9e96a076fc6e30f6956072bd0a8583d8e5d1ab68a302ab4
+# autobatch: inputs-sha256=dfd27d110a8a21835b470d517ec4075a34975d93f921ed49d1c6d2fc4d21109b
 # autobatch: body-sha256=be1e04742ed5ee5c1c0854e9af8cdbdb2946c735c8cc7dda788fae5ea4a166aa
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=944f96b94fb185c6c62c7cdf8c14ac38f1ffe82cda620220dc561583b18203da
-# autobatch: inputs-sha256=6bd72273f279430cfbd7c50d2b252507a794217ffb2046715371bc2ead03fbd8
+# autobatch: source-sha256=c0a8ee44c7ff98d3ea90eb219a89fbcdc78ba915274c7cfe22fa27dcb4093be0
+# autobatch: inputs-sha256=5760be1c1b879e092c60ff3e71015f84df5b8c635bbfec406428b04a0cf4fe56
 # autobatch: body-sha256=d408fd30531a98a4e82bb1179b1159b5709704830221b88083c28fc46daa0aa6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=96b667340c81ed812f400c5a1222ebe720ddfc08842bf6ac76ba320b9b35eaf4
-# autobatch: inputs-sha256=e5f400e957932c08b2f6573f2eda6382d832f060f9f2fd9fbf947b7db85aae2a
+# autobatch: source-sha256=61c3026dc7481d70a7aaca956af015dc9bb4210f95d1784d12bf8a52df11aeab
+# autobatch: inputs-sha256=a29f57d6197a4d56641f3c03a887a4a40b99812ac5ea35001495af430a829eb8
 # autobatch: body-sha256=cd7764e37bd0f9490358fa1afff7a6746a791916fcaefdbab16eb505a35bfa7a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=d5f47fe8059318c74025dc6bf6c72caa0dad38a3356fc2b3348af9b183c08c06
-# autobatch: inputs-sha256=a7ddec1c31ad1c0d2fc849813e5d75414a91a8045ad8bd01f96d9d27ef9daa10
+# autobatch: source-sha256=c4f5855291b86eb9880b69b1877f8921cad6918c43fb6864ccd375a26d5b3f78
+# autobatch: inputs-sha256=449a2720717074f385a166c7eb8215707e1993c81054fd8e0449ca637428b2fc
 # autobatch: body-sha256=e1ba408a30d34e4f5336838a70a60e8a7b54c18b759bb9741f0472edd1f25637
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

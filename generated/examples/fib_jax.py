@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=d3ee595bbad1119e1957e9fdf439074b5c1c063ff14371fb82386569c0386ff4
-# autobatch: inputs-sha256=60d6cc1068f4e09d517cdd09ad4b6be42224895cb6649e2ef66eb07bf09d589e
+# autobatch: source-sha256=bd9b4fe4ebc6f3eebed44eba44bd4323339e4ea2153c2a3c7aeed891e8f8b594
+# autobatch: inputs-sha256=1be230126c7d8348df503f58bc037c11871e3640d3dd0a15f903dc93a2da8e77
 # autobatch: body-sha256=5d39fef1a450037be470154f7915d9fd4c159ad1e59d68ff0fef2b56fbf28e13
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=87d6a1cdbd187ca47986bffb9a4eb7a7e28bd3f6fdfc08ef83887638400cc255
-# autobatch: inputs-sha256=1ddd616e1d1ca87cb6061020d264e4b44f750e47fbe2cd6dbf63216a6b293553
+# autobatch: source-sha256=c5164df28ba11fcc1a5aa448c81fd6ae7d713b54a604e2fb8cdaa22203f6660b
+# autobatch: inputs-sha256=78b79731007c3e850de6c250f99db79813053d0d7dc5b861f71ff1474606b297
 # autobatch: body-sha256=9b7af608edf232c904b45f3420e5cf6063c0db7dfb662cfb95ffcca12a807937
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=752ef60e8f7b569cefc244eb2368c4af62c6709a3774f582d6d514baabc67056
-# autobatch: inputs-sha256=e599b3d26c6cbf8b09887039934c399a45601c4a3d79652087a212f0ba1be311
+# autobatch: source-sha256=febf23e21b7ba68d6ad5c761a4ef7d26e0142728e8180ddae7e95925a203f712
+# autobatch: inputs-sha256=8bbefed391da113e449d30d902dc2c77e5208d2a27c8a19c30068924a35a1662
 # autobatch: body-sha256=f7f83898e88a6826d126747cc811d0068a9f4a5f543e959ecc04ac089a253125
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

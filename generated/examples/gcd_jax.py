@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=20cda904fa9787f65b19ede9b53a49d07ea3d641eb18662e0d763bcd6b021b4c
-# autobatch: inputs-sha256=4750cb1fbcd2b740d6dafda55892efe4f48a0ece4358fd6962a45aafcd424e2d
+# autobatch: source-sha256=2c0b84c616a9eadb2628c19526222233c7c9cf77cc51aa784f752dca1d29c733
+# autobatch: inputs-sha256=d237e4b2e9cc885d9803ba819af801d81978e3b8997264650cec244919ad9078
 # autobatch: body-sha256=12fa5d52661e77f12974dfba3a322d5c8209a39f592f216c5d826032f246ab2d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=7b5f91e19cde0e8c62c2ba2f11305cc4d0f2d2911b778a2772d8290ca0e2a2c8
-# autobatch: inputs-sha256=737c0bc10d05fd40279bf0656675ed9616832cac55191f45841b0bb992bbd07e
+# autobatch: source-sha256=a2a36cdfd023910a42e64efbaf6b9a71eac347c2bb66daa58061285132cf259f
+# autobatch: inputs-sha256=73d3bce754cc6634edaa50b1e6f3b1f1896323cfcffee3118e6daf05af092f9d
 # autobatch: body-sha256=37fb69a516883bc7deb6c16eb96219556c35480266f2161e9f695ae3a4151825
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=087be4649dd446cb9252b74158acc27aab0becfcb791470824f7fc20e81ebf1f
-# autobatch: inputs-sha256=47f22c2d501279a9ad2fd5aa78d7197d2ee32363cbd568b9a7e2caa97fe6306e
+# autobatch: source-sha256=6d3c8d6fcf3d4db112928905cddf0e083b4fb64ef2b316197cb3c6101334fa17
+# autobatch: inputs-sha256=cb291cdf2d2fce8fad8baff02520968f5d2564e86fa54b8c7d0309bc157460c6
 # autobatch: body-sha256=bd34b1f32092e98a72ff9769acf420d68e1b3b964c4e08cf5a16da2d82877f8d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

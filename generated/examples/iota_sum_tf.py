@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=8aa1f0acad83abf89c160b63805100e0c5de924d24d570f6b2461bcffc7c99d4
-# autobatch: inputs-sha256=b5f4dc56182e7555f6bb74af1b97bc31658bb7ca7e590ad1cd9d21584cc0feab
+# autobatch: source-sha256=6a62b61ba04c043225bd782b38c6d3878d5a86364a60934f3b425f2c4ce7d360
+# autobatch: inputs-sha256=43792e422bc2cfc16f002b6918907394bff27b2faf8f280ce339b05f4f127aea
 # autobatch: body-sha256=fb99b8e46a26100aac56771e2b9d0f93d0011c38da2c876aa0c5376610218ef1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

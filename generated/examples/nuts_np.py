@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=03161f25883b3451dee1a3883e64c136216ae9aab32d090efe8141d845d8b28e
-# autobatch: inputs-sha256=271afc0b42f941ca23fbcec7e96f395b145c34c70ce3dba0cc472d7376800afc
+# autobatch: source-sha256=e1b9e01825d0ffbc5d1806e6f170234d654eeb0363b02e16174950bb2ea24d5e
+# autobatch: inputs-sha256=3e71665e8642661a973351d095b5379ddf2c4f6ae05c1d96c96caef69f9fa125
 # autobatch: body-sha256=63838c0206840dea545010ad89272217c0efbc939bce0a36329e2d87b0aadf0c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

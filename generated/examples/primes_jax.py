@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=5922ebc41ac51be4a5b79d6b7d8a05331bb857d805603adb9df6fd86ea306364
-# autobatch: inputs-sha256=d11aa2fb93eb698acbf0b612e0a79dbd02a6f5ee486c4668fd15ff8a9cc160b9
+# autobatch: source-sha256=edfa82a67ab83a4ba5ad9f6f4d5882f3b4ace8339ee78c8130839f75b640ba58
+# autobatch: inputs-sha256=fe0f5ef5f61295feee1933f114df1d2bcbf11cf7866bf7c40d439b0af68ec84b
 # autobatch: body-sha256=31405d32d7a3957bee62ab7023218b11803aa825fe3600ec03505e38f5e03cc5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.

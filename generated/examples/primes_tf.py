@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=0d1d1d7c32ecaa3aa60ae8293606855230345be9b31ed90950b58a94c8f7607a
-# autobatch: inputs-sha256=da6ac4b80fb26f419825bb9cfebe7095d70aa929448c7a351112de338a130651
+# autobatch: source-sha256=a7c3b20af41f281762eaa3d86eaa3439596ea2d8c061162942738883565d4b0d
+# autobatch: inputs-sha256=455806c1c192b2bde8c042c4d60147499f970372f58c21f122eb2f5dd3be872d
 # autobatch: body-sha256=d10bba4d2a4a27aaabf4ec8b3f63d61cdabf1a59b272a4e67930d3bd1293a06d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=c85e348a46bc8aae0f1099f5a535c9b38afbb8058170fd643c986dcfde5005db
-# autobatch: inputs-sha256=4dcdf3621c5929f1b567445aa241dcdbeb8030083422a7de65d5977bd3b9dd5d
+# autobatch: source-sha256=28becf961b4dfcc0e1e4d77ec61ba8973a4af32a03edefe902c063ee08d85f5e
+# autobatch: inputs-sha256=a8fbbe8f00cd97c69630892f7349e5c04a337a8f9a71e6e1066b4802498d978a
 # autobatch: body-sha256=967863f28aa2e236cc6fa2e99bb9204da852292a3762c2628ca8fbec8399625d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

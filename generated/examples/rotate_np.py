@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=6206c84fa4c63a0b8de89b497b2e5a33d329cbfcebab82ff28bcaa27ff7852ce
-# autobatch: inputs-sha256=8f4ca89b9c72b91299045736c234589c1a41ed0b3d50909318a79b9b4925fa65
+# autobatch: source-sha256=15c7abec5531d1e8b429e4182fd031c54165eb59d1a509d310604b8bce1afec2
+# autobatch: inputs-sha256=af4072bdd03ee08b4b2b719feaace234163cd7c4ab44a4211a940ee8753a80ef
 # autobatch: body-sha256=cb0373dd853e439732c6c5be2046a5e81572f560abbd2852bc373c8a0d546d23
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

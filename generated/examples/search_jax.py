@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=c0bfa77258dde74feedabb9cf30212403209913506d40b856ec10053ae7126a7
-# autobatch: inputs-sha256=27b62c0364c6a6fb9f11014948f190d6135679f80700ef5861964605e17efb96
+# autobatch: source-sha256=4a20285bcc59e4bb1421381ead0f98bb5e8f78071a8ec4deb20482408d1474a0
+# autobatch: inputs-sha256=de79fc4c7fc68fc3371d86a257e4978570407c1a56610f83d722ecd9b64a0aed
 # autobatch: body-sha256=6c91182aff57774800649d345d0cab039b0b0787c001afcca3207853a4518d67
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

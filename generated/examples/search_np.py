@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=e06d2ff0cb0f23baf7618518ef1ae5db5383786bd1ce3339ddbd7c1d16a7a4bc
-# autobatch: inputs-sha256=381481e373d505c5665d6cb443f3ffb8553befc53f6a8484312c7918a7e668cb
+# autobatch: source-sha256=e10ecfa566ff79d199fafee3845e616cd35bc8d74e4550a08d3e1511e9bfbcfd
+# autobatch: inputs-sha256=f59644d247877cc2140d516499fa650f63c4e4c598ff80e17838e310eed41aa6
 # autobatch: body-sha256=d9465dd6c703882764a513b13a1adae20c61ea573cd1b038e7c073f2842a24d1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

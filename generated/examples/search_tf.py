@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=90d687619ee55d17c17c014752329a5be3708f0fb48e1945c3024186511487ca
-# autobatch: inputs-sha256=8ca6aa23eafb8cb1828e410254aa52c6604946785b381abecd0d882d8c2feb72
+# autobatch: source-sha256=7640698557a84ec15350dcf7a8d7155a7b944dbc5c67d601cbddfc0d0885a4c0
+# autobatch: inputs-sha256=65a946706102abc2dd4aab1d48248a385cf2bda4d49cdf79c65378f457b4317d
 # autobatch: body-sha256=e4c83d84a364d98a0ea749265a64cff6045f1c39091ef315fdb6f8e88492d7cd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

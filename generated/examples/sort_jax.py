@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=95b3755e6537b8550c46a8a3226077c1d2cc5b4d48e49e961e491854965f4a0d
-# autobatch: inputs-sha256=90740efd85d3fb8b54f89b8908923e8cdeff0ae3ed80c5b584c78ed6e691a748
+# autobatch: source-sha256=cc7569280ca1084d48c0c13845d1fe9fe26cd209011ac17e2cc727784f02aa82
+# autobatch: inputs-sha256=a74bf58abc6e7d60cdffebc8d07b974c94bd9d0b9e5141138be9d93726d2ba9f
 # autobatch: body-sha256=5f5dd272ab2e4c400dc8c0459b2848b1f90830cc3ee748d5dc52d3f45c4e4ebb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

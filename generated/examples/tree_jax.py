@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=e5610d4e1df0850f95a8eda86fe032494e3644ac7ca7a44c3a9f790cdc393afc
-# autobatch: inputs-sha256=c2f92209da5958e46df900fde23963aed7a9a9edaa61bdc09f25b06a4a352370
+# autobatch: source-sha256=870179cbb921b7a1e144644b71c9ebcc96217b260b34b8b289f2d0e56264d433
+# autobatch: inputs-sha256=4159edf2d8b38f523179ce9baa251056978daa1b7adddb64ba8d977000b882e6
 # autobatch: body-sha256=c4321403648bcc5d02f020fe382ebe4e9ba8c9d45b899a3766b79f531ccc62e8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=4a76d7ba6ec8cb2c70d600d61a99e8e8d3600bd1b49082a587b3434990f6b8cd
-# autobatch: inputs-sha256=0a4665d9a574099ab0bc6d4e751cc738132ca31e64503531c9c4487082eabb13
+# autobatch: source-sha256=0f6ccf2972b7f10f05b8e395d0608fdbb8bbb8d9d3147e5c937eedae51537bff
+# autobatch: inputs-sha256=ff53f2eb5db9c221614c0502c46dc5abf13a62acd2a556ec646a047422f6ca94
 # autobatch: body-sha256=d2c9f15699d2e6ea4e38317b8c33dc482b4b6436af4325581058a7e92093074d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=1e91996fb5150cad0e30b98ce5f749ea92feca66020313f5d1fbe3eb7c6ad821
-# autobatch: inputs-sha256=a140d0abe1d5d1b7b203fe23dceb279965826cecc8e91bc3235d3c7cdc89e157
+# autobatch: source-sha256=4461d54f135580a1eb16ccd76f8d094a2af864e06145680767dac4515a3af5a7
+# autobatch: inputs-sha256=6aafef1d7364414f4b0e4aaea7a0addb1caad8a88f709faebe3d49c0957bc8ac
 # autobatch: body-sha256=97093650f0717711c67861775cc8f036edd22fb32a68c6862fda528263736c32
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=778424dd4ddb46b0109f124bd1218e32b8203308c10e08ef724ce244e4208cab
-# autobatch: inputs-sha256=9a07b9eae8a3e3d8d727b624be5baccfaf0cf8866c8502bf65f97c3af3de714d
+# autobatch: source-sha256=e050722e920381946784ad6b39d13f17f3b9c4789f1125b019c861f83d06f1c3
+# autobatch: inputs-sha256=277286cc89c800b8e32da0b0aee2942014713be8eec58aeef838fb39c5745452
 # autobatch: body-sha256=dfecfd64276ffb505ff46d9924725083e37da89588571e7b1b7c7478ef710c55
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

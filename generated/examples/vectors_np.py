@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=e504c03409b389fc4257968bfdcb757b2ca021c08ec93f32b3d07c1151932767
-# autobatch: inputs-sha256=4360df3830bb80993850c9a81dbb35ccb11bb2631da0f06c4dc6ef2eeeb0e363
+# autobatch: source-sha256=26257491b912635be728c7a98b427ff10da9d613068d1ed770839f79f5b06347
+# autobatch: inputs-sha256=c4e51d9eaa3fdfb781eda5585ec2a34c87d98c6d0a13f99ebceda0bcd56ca2e7
 # autobatch: body-sha256=8ff842f58cec9d62a3a804618ae4abc8321ffc22f4f001c090ac0d2664b4a251
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=ea099491fe78941f34026d62d680eb9e1c2240b90595e7dce326334ad02b803d
-# autobatch: inputs-sha256=4343e759a31bb5ee0f24ca38e9c5b221af2da4017fff7cf450d0af6ca692327d
+# autobatch: source-sha256=26343151c9ea640e8f7617a48ec961800cad6839e01996568f6cce4bbe94723b
+# autobatch: inputs-sha256=496db86ff91ba213a30e7869576addbf9ddbec1e5592d18820e71806d0ee4a34
 # autobatch: body-sha256=8e0f3f066641f54f9f08e283f1479fb375aa9b93273b814780ba33001bb857ea
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

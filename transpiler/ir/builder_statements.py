@@ -259,6 +259,13 @@ class Statements:
         if stmt.value is None:
             self.terminate(ir.Return(None, origin))
             return
+        if isinstance(stmt.value, gast.IfExp) and self.calls_in_tail(stmt.value):
+            # `return a if c else f(...)` as `if c: return a` / `else:
+            # return f(...)` (what Python runs is the same): the call is then
+            # a tail call, a loop that grows no stack, as in the statement
+            # form (Euclid's `return b if a == 0 else gcd(b % a, a)`).
+            self.if_statement(returns_by_arm(stmt), origin)
+            return
         if self.is_batched_call(stmt.value):
             result = self.fresh(stmt.value.func.id)
             self.call(stmt.value, result, origin)
@@ -271,6 +278,13 @@ class Statements:
         result = self.fresh("result")
         self.primop(result, residual, origin)
         self.terminate(ir.Return(result, origin))
+
+    def calls_in_tail(self, value) -> bool:
+        """Whether an arm of the conditional expression `value` (or of one
+        nested in an arm) is a call of a batched function."""
+        if isinstance(value, gast.IfExp):
+            return self.calls_in_tail(value.body) or self.calls_in_tail(value.orelse)
+        return self.is_batched_call(value)
 
     def condition(self, test, origin) -> str:
         residual = self.flatten(test, origin)
@@ -312,3 +326,13 @@ def _single(pattern):
     if isinstance(pattern, str):
         return pattern
     raise UnsupportedSyntaxError("chained assignment to a tuple pattern")
+
+
+def returns_by_arm(stmt):
+    """`return a if c else b` as the statement `if c: return a` / `else:
+    return b`, every new node at the `return`'s line."""
+    body, orelse = (
+        gast.copy_location(gast.Return(value=arm), stmt)
+        for arm in (stmt.value.body, stmt.value.orelse)
+    )
+    return gast.copy_location(gast.If(test=stmt.value.test, body=[body], orelse=[orelse]), stmt)

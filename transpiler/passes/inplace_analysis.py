@@ -33,7 +33,9 @@ from transpiler.passes.inplace_sharing import (
     join,
     names_of,
     parse,
+    rebinds_one_slot,
     sources_of,
+    stored_value,
     with_how,
     written_variable,
 )
@@ -116,7 +118,10 @@ class Analysis:
             if isinstance(ins, ir.PrimOp):
                 written = written_variable(ins)
                 if written is not None:
-                    self.write(written, state, block, index, ins.origin, check)
+                    slot = rebinds_one_slot(ins)
+                    self.write(written, state, block, index, ins.origin, check, slot=slot)
+                    if slot:
+                        self.store(written, stored_value(ins), ins.namespace, state, ins.origin)
                 else:
                     self.define(ins, state, site)
             elif isinstance(ins, ir.Select):
@@ -234,10 +239,41 @@ class Analysis:
                     )
                 )
 
-    def write(self, var, state, block, index, origin, check, via=None):
+    def store(self, var, value, namespace, state, origin):
+        """After `var[i] = value`, `var` holds the objects value is part of
+        as its items: `b[0] = m[0]` makes b's first item m's row, and
+        `b[0][1] = 5` then changes m (b: ITEMS of m).  Not followed, for the
+        lattice has no depth: a value that is a whole object (`b[0] = m`, a
+        fresh temporary: "an item is this very array"), and a value stored
+        deeper (`dp[0][0] = grid[0][0]`, a number, whose root's items are
+        rows)."""
+        added = set()
+        for name, how in sources_of(value, namespace, self.local_names):
+            if isinstance(name, tuple):
+                roots = [(name, how)]
+            else:
+                roots = [(root, compose(held, how)) for root, held in state.get(name, ())]
+            added.update((root, ITEMS) for root, held in roots if held in (PART, ITEMS))
+        # A root var holds already (`arr[i], arr[j] = arr[j], arr[i]`) it
+        # holds at least as closely.
+        mine = {root for root, _ in state.get(var, ())}
+        added = {(root, how) for root, how in added if root not in mine}
+        if added:
+            state[var] = state.get(var, frozenset()) | frozenset(added)
+            for root, _ in added:
+                self.acquired.setdefault((var, root), origin)
+
+    def write(self, var, state, block, index, origin, check, via=None, slot=False):
         """An item assignment through `var` (or a callee assigning items of
-        the array `var` passes it)."""
+        the array `var` passes it); `slot`: it is `var[i] = x`.
+
+        Where `var` is a new list of an object's elements (`b = list(m)`,
+        `[m[0][0] for _ in range(n)]`), `var[i] = x` rebinds a slot of that
+        list: the object and its elements are unchanged in Python, as they
+        are in the compiler's copy."""
         held = with_how(state, var)
+        if slot:
+            held = {root: how for root, how in held.items() if how != ITEMS}
         for root in held:
             if root[0] == "param":
                 self.mutated.setdefault(root[1], origin)
@@ -260,7 +296,8 @@ class Analysis:
                     f"copy it into a local first (`{var} = np.array({root[1]})`)",
                 )
         if self.called:
-            self.param_rule(var, state.get(var, frozenset()), origin, what)
+            reached = frozenset((r, h) for r, h in state.get(var, ()) if r in held)
+            self.param_rule(var, reached, origin, what)
         live = self.live.get((block.name, index), frozenset())
         defined = set(liveness.defs(block.instructions[index]))
         conflicts = []  # (how, name, root): a plain alias is named first
@@ -304,7 +341,7 @@ class Analysis:
         if not params:
             return
         p = params[0]
-        if var == p and held == frozenset({(_param(p), SAME)}):
+        if var == p and _identity(held) == frozenset({(_param(p), SAME)}):
             return
         if var == p:
             rebound = self.rebinding(p)
@@ -335,7 +372,7 @@ class Analysis:
         if not (check and self.called):
             return
         for p in self.inplace.get(self.fn.name, ()):
-            if state.get(p, frozenset()) == frozenset({(_param(p), SAME)}):
+            if _identity(state.get(p, frozenset())) == frozenset({(_param(p), SAME)}):
                 continue
             write = self.first_writes.get((self.fn.name, p))
             rebound = self.rebinding(p)
@@ -408,3 +445,10 @@ def _at(origin) -> str:
     if origin is None:
         return "an instruction built by hand"
     return f"`{origin.text}` at {origin}"
+
+
+def _identity(held):
+    """What a variable may be (or be a view of), without the objects it
+    holds as items (`arr[k] = aux[i]` puts aux's numbers in arr; arr is
+    still the caller's array)."""
+    return frozenset((root, how) for root, how in held if how != ITEMS)

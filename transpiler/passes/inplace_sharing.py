@@ -251,6 +251,42 @@ def written_variable(ins) -> Optional[str]:
     return None
 
 
+def rebinds_one_slot(ins) -> bool:
+    """Whether the item assignment `ins` is `v[i] = x`: one integer item,
+    no subscript of an element (`v[i][j] = x`, `v[i, j] = x`).  On a list
+    (what `list(m)` or a comprehension makes) that rebinds a slot, and
+    changes none of the objects the list held."""
+    node = parse(ins.expr)
+    if not (isinstance(node, ast.Call) and len(node.args) == 3):
+        return False
+    items, value = node.args[1], node.args[2]
+    nested = (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == SET_ITEM
+    )
+    return (
+        isinstance(items, ast.Tuple)
+        and len(items.elts) == 1
+        and not isinstance(items.elts[0], ast.Slice)
+        and not nested
+    )
+
+
+def stored_value(ins):
+    """The value an item assignment `v = __setitem__(v, items, value)`
+    stores (the innermost one of `v[i][j] = value`)."""
+    node = parse(ins.expr)
+    while (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == SET_ITEM
+        and len(node.args) == 3
+    ):
+        node = node.args[2]
+    return node
+
+
 @functools.lru_cache(maxsize=4096)
 def parse(text):
     return ast.parse(text.strip(), mode="eval").body

@@ -89,7 +89,7 @@ class JaxGradTarget:
 def _jitted_at_start(target, x):
     """`target(x)` for the chains' starts, outside the batched program, as
     one `jax.jit` kept on the target: run op by op, JAX compiles every op of
-    the model apart (eight schools: 50 compilations, 1.5 s of a 7 s first
+    the model apart (eight schools: about 50 compilations, 1.5 s of a 7 s first
     call on 2 cores)."""
     if target._at_start is None:
         import jax

@@ -233,3 +233,39 @@ def subtractive_gcd(a, b):
 def transpose(m):
     rows, cols = len(m), len(m[0])
     return [[m[j][i] for j in range(rows)] for i in range(cols)]
+
+
+# ---- An int on one path, a float on another --------------------------------
+
+
+@ctx.batch
+def median(v):
+    """The textbook median: an item of an int vector, or the mean of two."""
+    s = sorted(v)
+    n = len(s)
+    if n % 2 == 1:
+        return s[n // 2]
+    return (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+@ctx.batch
+def halved_when_odd(n):
+    x = n
+    if n % 2 == 1:
+        x /= 2
+    return x
+
+
+# ---- A list comprehension over a vector's items ----------------------------
+
+
+@ctx.batch
+def mean_and_variance(a):
+    n = len(a)
+    mean = sum(a) / n
+    return mean, sum([(x - mean) ** 2 for x in a]) / n
+
+
+@ctx.batch
+def row_totals(m):
+    return [sum(row) for row in m]

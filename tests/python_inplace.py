@@ -391,3 +391,42 @@ def row_stored_then_written(m):
     b[0] = m[0]
     b[0][1] = 5
     return m[0][1]
+
+
+# ---- augmented assignment of a shared array ---------------------------------
+
+
+@ctx.batch
+def augmented_alias(v):
+    """NumPy's augmented assignment changes the array v names too."""
+    w = v
+    w += 1
+    return v[0]
+
+
+@ctx.batch
+def augmented_original(v):
+    w = v
+    v += 1
+    return w[0]
+
+
+@ctx.batch
+def augmented_numbers(n, v):
+    """Numbers are values: `m += 1` leaves n as it was."""
+    m = n
+    m += 1
+    return n + m + v[0]
+
+
+@ctx.batch
+def bump_through_alias(arr):
+    w = arr
+    w += 1
+    return 0
+
+
+@ctx.batch
+def calls_bump_through_alias(v):
+    bump_through_alias(v)
+    return v[0]

@@ -44,7 +44,6 @@ REFUSED = {
     "get_failure_array": (UnsupportedSyntaxError, "`.append()` grows a list: no fixed per-example size"),
     "kmp_search": (UnsupportedSyntaxError, "calls get_failure_array, which appends"),
     "levenshtein_two_rows": (BatchTypeError, "recursion with vectors of another length"),
-    "sum_of_geometric_progression": (BatchTypeError, "an int on one path, a float on another"),
 }
 
 

@@ -322,9 +322,17 @@ def test_weak_literal_takes_the_strong_type():
 
 
 def test_incompatible_strong_types_name_the_line():
-    sig = [TensorType(np.float64, ()), TensorType(np.int64, ())]
-    with pytest.raises(BatchTypeError, match=r"programs.py:\d+.*'y'.*float64.*int64"):
+    sig = [TensorType(np.float64, ()), TensorType(np.bool_, ())]
+    with pytest.raises(BatchTypeError, match=r"programs.py:\d+.*'y'.*float64.*bool"):
         ctx.program_compiled("float_or_int", sig, "numpy")
+
+
+def test_a_float_on_one_path_and_an_int_on_another_is_a_float():
+    """As where one of them is a literal: `y` holds x (a float) or n (an
+    int) in Python, and float64 here (ints beyond 2**53 round)."""
+    x, n = np.array([0.5, -1.0, 2.0]), np.array([3, 4, -5])
+    result = programs.float_or_int(x, n, backend="numpy")
+    assert result.dtype == np.float64 and result.tolist() == [0.5, 4.0, 2.0]
 
 
 def test_type_inference_callable_in_the_predecessors_form():

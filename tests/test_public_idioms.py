@@ -187,3 +187,28 @@ def test_a_transpose_by_nested_comprehensions(mode):
     got = np.asarray(P.transpose(m, **MODES[mode])).tolist()
     assert got == [np.asarray(r).tolist() for r in per_example("transpose", m)]
     assert got[1] == m[1].T.tolist()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_int_on_one_path_and_a_float_on_another(mode):
+    """Were refused ("incompatible types") where the int came from an
+    argument; a float64 throughout, as where one side is a literal."""
+    odd, even = np.array([[3, 1, 2], [0, -1, -2]]), np.array([[4, 1, 2, 3], [-3, 0, 0, 7]])
+    for v, want in ((odd, [2.0, -1.0]), (even, [2.5, 0.0])):
+        got = np.asarray(P.median(v, **MODES[mode]))
+        assert got.dtype == np.float64 and got.tolist() == per_example("median", v) == want
+    n = np.array([3, 4, 0, -3])
+    got = np.asarray(P.halved_when_odd(n, **MODES[mode]))
+    assert got.tolist() == per_example("halved_when_odd", n) == [1.5, 4, 0, -1.5]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_comprehension_over_a_vectors_items(mode):
+    """`[f(x) for x in v]`, the form public code writes most, was refused."""
+    a = np.array([[1.0, 2.0, 6.0], [-4.0, 0.5, 5.0]])
+    got = [np.asarray(leaf).tolist() for leaf in P.mean_and_variance(a, **MODES[mode])]
+    want = per_example("mean_and_variance", a)
+    assert np.allclose(np.array(got).T, want, rtol=1e-12)
+    m = np.arange(12).reshape(2, 2, 3) - 4
+    got = np.asarray(P.row_totals(m, **MODES[mode])).tolist()
+    assert got == [np.asarray(r).tolist() for r in per_example("row_totals", m)] == [[-9, 0], [9, 18]]

@@ -44,6 +44,7 @@ CASES = {
     "transitive": vectors(7),
     "augmented_entry": lambda rng, n: (rng.integers(-5, 5, (n, 3)), rng.integers(0, 3, n)),
     "rows_rebound": lambda rng, n: (rng.integers(-9, 9, (n, 3, 4)),),
+    "augmented_numbers": lambda rng, n: (rng.integers(-9, 9, n), rng.integers(-9, 9, (n, 2))),
 }
 
 
@@ -132,6 +133,9 @@ REFUSALS = {
     "calls_mutates_then_rebinds": (vectors(3), ("arr[0] = 1", "arr = arr * 2")),
     "writes_global_alias": (lambda rng, n: (rng.integers(0, 4, n),), ("t = TABLE", "t[0] = i")),
     "view_to_callee": (vectors(4), ("zero_first(v[1:3])", "return v")),
+    "augmented_alias": (vectors(3), ("w = v", "w += 1")),
+    "augmented_original": (vectors(3), ("w = v", "v += 1")),
+    "calls_bump_through_alias": (vectors(3), ("w += 1", "w += 1")),
     "row_stored_then_written": (
         lambda rng, n: (rng.integers(0, 9, (n, 2, 3)),),
         ("b[0] = m[0]", "b[0][1] = 5"),
@@ -139,6 +143,7 @@ REFUSALS = {
 }
 
 FUNCTION_OF = {
+    "calls_bump_through_alias": "bump_through_alias",
     "calls_maybe_copied": "maybe_copied",
     "calls_mutates_then_rebinds": "mutates_then_rebinds",
 }

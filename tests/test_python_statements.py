@@ -346,10 +346,10 @@ FENCED = [
         """
         @ctx.batch
         def f(v):
-            xs = [x * 2 for x in v]  # <-- here
+            xs = [x * 2 for x in v[1:]]  # <-- here
             return xs
         """,
-        "over something other than `range(n)`",
+        "over something other than `range(n)` or a name",
     ),
     (
         "comprehension_of_a_per_example_length",

@@ -327,6 +327,12 @@ def join(a: Optional[Pattern], b: Optional[Pattern]) -> Optional[Pattern]:
             return strong_one
         if a.weak and b.weak:
             return TensorType(np.promote_types(a.dtype, b.dtype), a.shape, weak=True)
+        if {a.dtype.kind, b.dtype.kind} in ({"i", "f"}, {"u", "f"}):
+            # An int on one path, a float on another (`x = n` then
+            # `x /= 2`; `return n` or `return n / 2`): in Python the
+            # variable holds either; here it is a float throughout, as
+            # where one of them is a literal (ints beyond 2**53 round).
+            return TensorType(np.promote_types(a.dtype, b.dtype), a.shape)
         raise TypeJoinError(f"dtypes differ: {a} vs {b}")
     if isinstance(a, TupleType) and isinstance(b, TupleType):
         # A list meets a tuple of its length: both are sequences of those

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=1398f25e8c4baacbfea42d877764a2fa8244ebbe81c3f5ed0be1756aa8956da0
-# autobatch: inputs-sha256=e7e58bb5b11a2cda6dcbcc2a8190cae447b19f1de49966eb4c391e84059af8f6
+# autobatch: source-sha256=59dfed38101448a0bca82cfb9d683d864a10bd58344dda6a824fff586cd0a0d5
+# autobatch: inputs-sha256=b071937c8ab0b7dbbaa042899bbde4c638d4113582fbeeb6e4e0dc56d2c882c0
 # autobatch: body-sha256=2a290d25970895b4d5f4bd8b0d094415ac75986743e17f56bbfd15fd91581984
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

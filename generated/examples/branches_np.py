@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=564f87c238168953707342ad74f26e68102c326e79b18af211fa9354b30888db
-# autobatch: inputs-sha256=77829a4c08c00617b9e3ba39a8c7be894689b5071fcf62d10f07f50703ddc08c
+# autobatch: source-sha256=73c88aaedfe3cdb3c8613bc9f81daa04601944ee7455ab3a996c71f79d961664
+# autobatch: inputs-sha256=f44eb81df21588ac9dd4ca2ac1a9b01265b43fecc0824987479093d873b27255
 # autobatch: body-sha256=eb6d237a1137f152974bfd9c15356bc9a424a834dda07f47c8717b701c158675
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=cfd1ffacac8608baffe58264a51f27f0b314c05e220258a90eaf1505014da13e
-# autobatch: inputs-sha256=4d53bfc6a29ef53c0cbffee484bf3a9564c69f045d987b509c9d3530e647b8ac
+# autobatch: source-sha256=fac331538364a553d1216dafd0679895e779ebe975f08379261e871287f3115c
+# autobatch: inputs-sha256=92e5a15010a4ce62308be621fff524d6da4a20bbfef82f4830766d32c53444b0
 # autobatch: body-sha256=844737ecd2797773b068f365ebfc794f4681b8a7e8eb620f59ef11ea154099eb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=5829a14bd8bb4901d93668b42c929687edddef7df7c7dd5d9be973beaf0da12f
-# autobatch: inputs-sha256=abf6517a6c1d411ce7cb9f55e1069d89f357ce3d48cdc5bff0bf78b72493f646
+# autobatch: source-sha256=9265ae8844dbed6a139cde0b5d103736c106d2faec2701d023f72e3ad4de9588
+# autobatch: inputs-sha256=e9acf56ffbab445e583c648dd4186f31c8d69e3eeb24b140482f5d80dd45882e
 # autobatch: body-sha256=e15872e7010711104e837173963bccfe5aed6b167da0ec3a77d6f751fd7a302b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=7d6de022e3d2e1f200a7bc3b973b8b0bc50afafa7b1760451794797cbdfd86ea
-# autobatch: inputs-sha256=036c69d3f8ee6a9ab0d556478d0671e00385e3893590be017ad76b929d66ab4b
+# autobatch: source-sha256=0e17e3aa84f0b29e67923ad3743b16c6930263be169577669752f3d1a0ffd4f3
+# autobatch: inputs-sha256=211238a2b7376ca323c73e56c25dae440b8b7b9c210f8e5a05f9fe7b0526a04f
 # autobatch: body-sha256=4962c8907f7a1b35f4e8bc66d6308bec1f4476b5bab2f70a7238943f59048497
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

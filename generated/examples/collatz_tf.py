@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=cd7fa94870d3fd9c084fec7f6498b36f4c803a24bd91a830388c78d159812242
-# autobatch: inputs-sha256=671ffe86a03168c1b5cc1703db4602519391b4cb7a9f61fbb689fa320212b383
+# autobatch: source-sha256=d00fb3d671c8d2e6d14a5aeee5e8d15f5110c08d3430132e08444547c7c9b527
+# autobatch: inputs-sha256=5de4ede0d783d927a8182e92bfe8e4b78fe09b3c2ea50588a45758a1b65e204f
 # autobatch: body-sha256=85155080082add6137473af999715a1084d32f2b63cf353c707773d7d131c32c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

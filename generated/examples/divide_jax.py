@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=bdb8cddfa415b3f6e62e53ff6050d2b04faf6b47c51ec8f31b8f5dceca2b1eb4
-# autobatch: inputs-sha256=42858e2ba5c2b813685ce6aa6bdcbc885fda618459cf9975b1c9a494407dcc95
+# autobatch: source-sha256=971f6b75b0629821291ab3be8468e2b111daf2ebbc6b5f8d1b684749ea34a094
+# autobatch: inputs-sha256=dd8beac4813e9d31aed99963f297f37b47e23a45507f781104128c6781342890
 # autobatch: body-sha256=6ed7708100f2f3da6f4a8dba543c879476a974e69154e88aad5e21bbd38e4e14
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=a845a491f24319201614258423728ef834519cdb8a26f3b4cada86ed8b7d068d
-# autobatch: inputs-sha256=c9f97832fa10c0c5d786a26efc9480bc6814ad8776764f7399d656825ff9cf19
+# autobatch: source-sha256=9978732f0369f8f5e1f46b91c112e6afa112155136fba35f569c38cf7312cf42
+# autobatch: inputs-sha256=8be50fd57f0f6f66ae94447112c67a3bb9339f77d18c85fb0f061bca559f8eae
 # autobatch: body-sha256=01831231cc56e86e62f3c10f0eb93f80302672c6469593e10c0c63c655501a09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=19d394b22f1cc453c9e96a076fc6e30f6956072bd0a8583d8e5d1ab68a302ab4
-# autobatch: inputs-sha256=dfd27d110a8a21835b470d517ec4075a34975d93f921ed49d1c6d2fc4d21109b
+# autobatch: source-sha256=2800102d38b6f5086dd577693b13e963b91bcf753b9e2902b51cfca9424e4a8d
+# autobatch: inputs-sha256=201b778548d1a443bae97acfaedf6e07302b2b1a7230496ef6eca6c53e625a08
 # autobatch: body-sha256=be1e04742ed5ee5c1c0854e9af8cdbdb2946c735c8cc7dda788fae5ea4a166aa
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=c0a8ee44c7ff98d3ea90eb219a89fbcdc78ba915274c7cfe22fa27dcb4093be0
-# autobatch: inputs-sha256=5760be1c1b879e092c60ff3e71015f84df5b8c635bbfec406428b04a0cf4fe56
+# autobatch: source-sha256=b5d3e9cdea590d30d8ae79365675b867fdea688b50f13aa4f51bd2fffcd8386d
+# autobatch: inputs-sha256=566b3ab3d35be4bef9a9c2c0bc2e33516a014542ff8cc6aa776174689322e3a1
 # autobatch: body-sha256=d408fd30531a98a4e82bb1179b1159b5709704830221b88083c28fc46daa0aa6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=c4f5855291b86eb9880b69b1877f8921cad6918c43fb6864ccd375a26d5b3f78
-# autobatch: inputs-sha256=449a2720717074f385a166c7eb8215707e1993c81054fd8e0449ca637428b2fc
+# autobatch: source-sha256=75be40219eec0106407fccbf284551bfc18123e0d546714dc6e28eff9a11e953
+# autobatch: inputs-sha256=6dcb6a0a5199af427b3dc91d3d4cbfadc0e66a86ea0de8ae47c9da6546c08bdf
 # autobatch: body-sha256=e1ba408a30d34e4f5336838a70a60e8a7b54c18b759bb9741f0472edd1f25637
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=c5164df28ba11fcc1a5aa448c81fd6ae7d713b54a604e2fb8cdaa22203f6660b
-# autobatch: inputs-sha256=78b79731007c3e850de6c250f99db79813053d0d7dc5b861f71ff1474606b297
+# autobatch: source-sha256=7a65cddd65d14ee89a5e44a9efd7207734ad5e651d97e78751c862b62cb3af53
+# autobatch: inputs-sha256=c97618fc274d338cb8383442538c05794ec2de8f0843d9b8d58569ff83da854a
 # autobatch: body-sha256=9b7af608edf232c904b45f3420e5cf6063c0db7dfb662cfb95ffcca12a807937
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

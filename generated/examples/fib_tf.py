@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=febf23e21b7ba68d6ad5c761a4ef7d26e0142728e8180ddae7e95925a203f712
-# autobatch: inputs-sha256=8bbefed391da113e449d30d902dc2c77e5208d2a27c8a19c30068924a35a1662
+# autobatch: source-sha256=ad7457943cbc54c80fa1d9f737ecef8b5e671b0f562d107f71a2b328e21f6322
+# autobatch: inputs-sha256=8b5314b9df2bf9151e207e7f8db09730c6196a61654a80b88fac379371afcbb4
 # autobatch: body-sha256=f7f83898e88a6826d126747cc811d0068a9f4a5f543e959ecc04ac089a253125
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=2c0b84c616a9eadb2628c19526222233c7c9cf77cc51aa784f752dca1d29c733
-# autobatch: inputs-sha256=d237e4b2e9cc885d9803ba819af801d81978e3b8997264650cec244919ad9078
+# autobatch: source-sha256=adc3c1b311ea6386885b6b1a138e62bc683f9b1c456f9693f0fc101a28f1760c
+# autobatch: inputs-sha256=40e2e2960fff0a92066d320c1a056f23ff14247412a7662e62499eeb5ed1c332
 # autobatch: body-sha256=12fa5d52661e77f12974dfba3a322d5c8209a39f592f216c5d826032f246ab2d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=a2a36cdfd023910a42e64efbaf6b9a71eac347c2bb66daa58061285132cf259f
-# autobatch: inputs-sha256=73d3bce754cc6634edaa50b1e6f3b1f1896323cfcffee3118e6daf05af092f9d
+# autobatch: source-sha256=131126ad0f13922a7f0b513178a8cd78d2b0b71cc3d0a4ef231913d6523459a5
+# autobatch: inputs-sha256=e3cdc17e9e0c2d49730e642ecec070dcf853f14b9779ed60e82a552608e4ca3f
 # autobatch: body-sha256=37fb69a516883bc7deb6c16eb96219556c35480266f2161e9f695ae3a4151825
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=2f2aee112a7a79735cac899b55fba70cc94dc556ee94fd9d7c7e84307cc33fe0
-# autobatch: inputs-sha256=4abe95b9a2a76bf98f0f7693468856f22fd9567339f65cc30f5d3308d7aae4ab
+# autobatch: source-sha256=b0a7650230fb4a0c769d9c358e0a91e96ca691fd7ab28b5734dc6834e59cbbde
+# autobatch: inputs-sha256=3622486a4566f246aae1810a0ed272008cf340cbbb88eb83ce044e1ecc4b0644
 # autobatch: body-sha256=ef5ed2d52173cdeb51c425b3ccc624e45f6030d6545dcdbf67f237ed183a1c2b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=6d3c8d6fcf3d4db112928905cddf0e083b4fb64ef2b316197cb3c6101334fa17
-# autobatch: inputs-sha256=cb291cdf2d2fce8fad8baff02520968f5d2564e86fa54b8c7d0309bc157460c6
+# autobatch: source-sha256=f831ffdc8c68bc157da1b42821e9f202c41abd9213da510cbd0b6ebc042a26cc
+# autobatch: inputs-sha256=acf5aca51dffe23a273b0d1c89486d7f189045b89071ebcb611ea09ab5572091
 # autobatch: body-sha256=bd34b1f32092e98a72ff9769acf420d68e1b3b964c4e08cf5a16da2d82877f8d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=6a62b61ba04c043225bd782b38c6d3878d5a86364a60934f3b425f2c4ce7d360
-# autobatch: inputs-sha256=43792e422bc2cfc16f002b6918907394bff27b2faf8f280ce339b05f4f127aea
+# autobatch: source-sha256=24709a2264e85b864bac92bba4a32dae8a13e15895b6f01bf6d191ec0a9c036a
+# autobatch: inputs-sha256=7071e410e0fd2b1c9b521a94a1fa71cd612a70d6bc5c615618c1b61e9b9a2cb1
 # autobatch: body-sha256=fb99b8e46a26100aac56771e2b9d0f93d0011c38da2c876aa0c5376610218ef1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=e1b9e01825d0ffbc5d1806e6f170234d654eeb0363b02e16174950bb2ea24d5e
-# autobatch: inputs-sha256=3e71665e8642661a973351d095b5379ddf2c4f6ae05c1d96c96caef69f9fa125
+# autobatch: source-sha256=2fb4e755b36a67aec62ef2d2724388c04195535a9d87fc380bf30832f1c3e0aa
+# autobatch: inputs-sha256=a9a6bd53ccad9b5f733acc2c4db5fea6e305e133235123f472a3184f93342caf
 # autobatch: body-sha256=63838c0206840dea545010ad89272217c0efbc939bce0a36329e2d87b0aadf0c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=edfa82a67ab83a4ba5ad9f6f4d5882f3b4ace8339ee78c8130839f75b640ba58
-# autobatch: inputs-sha256=fe0f5ef5f61295feee1933f114df1d2bcbf11cf7866bf7c40d439b0af68ec84b
+# autobatch: source-sha256=46ec452941b5c2f50843107fa98c22819b5f62c42799fd97e73dfde4fb3e1d93
+# autobatch: inputs-sha256=2485a8bcad6935ab05baa3d6d530e3d1d12571bc0210fc41604b431617adc7bd
 # autobatch: body-sha256=31405d32d7a3957bee62ab7023218b11803aa825fe3600ec03505e38f5e03cc5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.

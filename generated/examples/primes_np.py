@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=db94cccbdb305ef9c16d9376807d615b95ea1c89742be48aa5fc809ab6c2b6c6
-# autobatch: inputs-sha256=60d6dcb3789bb50a94748a1dcd7d2ea2a15996c05f27d93631060be4362f95f3
+# autobatch: source-sha256=34d8517c9c753cb7c3eef8313b03a27cbc525d1872dd03276f11cd0a0292cfcc
+# autobatch: inputs-sha256=96aa5d8ae7bd462dcf5ae96b1fffee10072db99d9321081c60fa73b2cca115f4
 # autobatch: body-sha256=f98f3ef540b0c4aebe3030f674883ec82dda8bccf873af4530f12ef848835759
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

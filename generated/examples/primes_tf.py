@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=a7c3b20af41f281762eaa3d86eaa3439596ea2d8c061162942738883565d4b0d
-# autobatch: inputs-sha256=455806c1c192b2bde8c042c4d60147499f970372f58c21f122eb2f5dd3be872d
+# autobatch: source-sha256=cb4152a856f05e33fed475b5de57ac127073624e1cc6e2191ac44b8d6d45aa00
+# autobatch: inputs-sha256=b95f6c11151b9e3fe09784a547b7a00f5d97d48c04c190d40c29868db7c79f70
 # autobatch: body-sha256=d10bba4d2a4a27aaabf4ec8b3f63d61cdabf1a59b272a4e67930d3bd1293a06d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=28becf961b4dfcc0e1e4d77ec61ba8973a4af32a03edefe902c063ee08d85f5e
-# autobatch: inputs-sha256=a8fbbe8f00cd97c69630892f7349e5c04a337a8f9a71e6e1066b4802498d978a
+# autobatch: source-sha256=fe7773284eac3037a412fe52848810314da6d2d0fa2f5a337476e6ea91c83a58
+# autobatch: inputs-sha256=a977e4e2e3cfc8764a3b977f6fe9b19b926bc8a36ed6cd352ec855693f7d5da0
 # autobatch: body-sha256=967863f28aa2e236cc6fa2e99bb9204da852292a3762c2628ca8fbec8399625d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

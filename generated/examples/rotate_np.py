@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=15c7abec5531d1e8b429e4182fd031c54165eb59d1a509d310604b8bce1afec2
-# autobatch: inputs-sha256=af4072bdd03ee08b4b2b719feaace234163cd7c4ab44a4211a940ee8753a80ef
+# autobatch: source-sha256=55b705c56b78c0d20fdcbf761c514ef3753c517261c106ae21ed6453c1952676
+# autobatch: inputs-sha256=240ca6ad592d315a3936c97f4c82733b7f097aa6b30979d0fcf8947e1dc50e43
 # autobatch: body-sha256=cb0373dd853e439732c6c5be2046a5e81572f560abbd2852bc373c8a0d546d23
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

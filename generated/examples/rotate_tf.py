@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=51961df3e712241f7a0f28a714dbcd08e2308753ee3f9d0158d1f7ac90857212
-# autobatch: inputs-sha256=b86dd1ae2e69036cf8d29452666176a21fcb71ae6fef729f06792edc519b624b
+# autobatch: source-sha256=349b00283fa4d4215c3eb7f02a28e56f8c5eab80996099ad6698af6139dcad79
+# autobatch: inputs-sha256=73e5bdc0bd94448f565823eeb96a4f587dcf1435db51d059edf9a52972eeafb1
 # autobatch: body-sha256=9a27754ebbcf056943f4195d4f393b17523c6cd3f5bac5b74d4d1dc409f36cc0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=e10ecfa566ff79d199fafee3845e616cd35bc8d74e4550a08d3e1511e9bfbcfd
-# autobatch: inputs-sha256=f59644d247877cc2140d516499fa650f63c4e4c598ff80e17838e310eed41aa6
+# autobatch: source-sha256=1dbae89f96000672ad010e3623b9230749126626d89b2acef96107598ab78b40
+# autobatch: inputs-sha256=2977eb0165c7c1649a25be1b85133c82c2a651d3a2323106d8f679bc3fced56e
 # autobatch: body-sha256=d9465dd6c703882764a513b13a1adae20c61ea573cd1b038e7c073f2842a24d1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

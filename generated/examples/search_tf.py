@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=7640698557a84ec15350dcf7a8d7155a7b944dbc5c67d601cbddfc0d0885a4c0
-# autobatch: inputs-sha256=65a946706102abc2dd4aab1d48248a385cf2bda4d49cdf79c65378f457b4317d
+# autobatch: source-sha256=e082652c259269916d72b72a512484a9e20ea3cf9beee2d4e152835a4acf3c7b
+# autobatch: inputs-sha256=8180584a22b6e1adbaf3389203d5fd4c98330f65fa6405737c1d1cb1a9440ea1
 # autobatch: body-sha256=e4c83d84a364d98a0ea749265a64cff6045f1c39091ef315fdb6f8e88492d7cd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=76866ba1fb59e237701a4d05cbb6950744b1c006a0eb995571e7e7cfbe0a6da6
-# autobatch: inputs-sha256=e47e2f65e101b250b156a2eb858223a41c22a609adf97ea07bcc070d4eab24bc
+# autobatch: source-sha256=614512155aae65728eb283418ab97c49aa3801d24be291472bc235ef7c56f784
+# autobatch: inputs-sha256=02a9574a71316cc5dc3172e03ceba13a63e359d6788fa9f537f8213f0dc50544
 # autobatch: body-sha256=f3ed2bcb6e12ab8f5d873e3303cf2ff4930cddb80fdad8b4e73169df0d0ac1ec
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=f2c62a4bb7e786bf75fca52c046c0968ff447dd528b702f5baaad8c711e97d62
-# autobatch: inputs-sha256=8f30837bf1de9858198fa8047cf5d68477d992bac319cd6cef6f28ea4f001e17
+# autobatch: source-sha256=ebec7e4101d36e3efbdb180de8ad61108bd8f95a949196eec09da31ed9641084
+# autobatch: inputs-sha256=28b1182bf7063d45404f8fe960edc820c75cd2ab2e030348d552b5b8932cb914
 # autobatch: body-sha256=85893f930dccaabddbcc16e4ec374f748d4e8bef5fed893a1f13a68be36059cf
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

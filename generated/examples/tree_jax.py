@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=870179cbb921b7a1e144644b71c9ebcc96217b260b34b8b289f2d0e56264d433
-# autobatch: inputs-sha256=4159edf2d8b38f523179ce9baa251056978daa1b7adddb64ba8d977000b882e6
+# autobatch: source-sha256=e4d5a6fc627b405d3fc414398aff1d65afe8ab95e927f6aec3449ac0b8243387
+# autobatch: inputs-sha256=bffb041cd0c6d4e5ed7985b18c9652d6d4c87b23f29ae04d5778d695201f4631
 # autobatch: body-sha256=c4321403648bcc5d02f020fe382ebe4e9ba8c9d45b899a3766b79f531ccc62e8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

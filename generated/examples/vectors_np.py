@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=26257491b912635be728c7a98b427ff10da9d613068d1ed770839f79f5b06347
-# autobatch: inputs-sha256=c4e51d9eaa3fdfb781eda5585ec2a34c87d98c6d0a13f99ebceda0bcd56ca2e7
+# autobatch: source-sha256=5285d8f3436eab387d9b85b9300696aabf23089d9bdcbd1843c5598e090ac508
+# autobatch: inputs-sha256=4a1331ea1ae73b851bb14f7d96173d2f1ecb7e82d717b8b1b96a7278ea7ae2fc
 # autobatch: body-sha256=8ff842f58cec9d62a3a804618ae4abc8321ffc22f4f001c090ac0d2664b4a251
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=26343151c9ea640e8f7617a48ec961800cad6839e01996568f6cce4bbe94723b
-# autobatch: inputs-sha256=496db86ff91ba213a30e7869576addbf9ddbec1e5592d18820e71806d0ee4a34
+# autobatch: source-sha256=9c3e490fe77c82c0c2f6e4d2b4cefb6d1f3ce8cb5b77e6af98027b7d68b252e6
+# autobatch: inputs-sha256=9d7f81156060c570429a92a6b394461b402e9fd65d2b2553d9aa79aa6f70913a
 # autobatch: body-sha256=8e0f3f066641f54f9f08e283f1479fb375aa9b93273b814780ba33001bb857ea
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

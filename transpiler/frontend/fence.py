@@ -317,7 +317,8 @@ class _Fence:
     def check_list_comprehension(self, node):
         """`[x for _ in range(n)]`: an array of n elements, n known when the
         program is built (the builder makes it `repeat(x, n)`, or a loop that
-        fills one when `x` reads the loop variable)."""
+        fills one when `x` reads the loop variable); `[f(x) for x in v]` of a
+        name, one element per item of v."""
         hint = (
             "write `[x for _ in range(n)]` with n a literal, a module constant or len(...) "
             "of an array, or fill a preallocated array in a `for` loop"
@@ -334,11 +335,23 @@ class _Fence:
         if not isinstance(generator.target, gast.Name):
             self.fail(generator.target, "a list comprehension's target must be one name", hint)
         iterator = generator.iter
+        if isinstance(iterator, gast.Name):
+            # `[x * x for x in v]`: built as `[v[k] * v[k] for k in range(len(v))]`
+            # (ir/builder_expressions.py), a length known when the program is built.
+            if any(self.is_batched_call(n) for n in gast.walk(node.elt)):
+                self.fail(
+                    node,
+                    "a list comprehension that calls a batched function is not supported",
+                    "fill a preallocated array in a `for` loop",
+                )
+            return
         if not (is_range_call(iterator, self.source, self.locals) and len(iterator.args) == 1):
             self.fail(
                 node,
-                "a list comprehension over something other than `range(n)` is not supported",
-                hint,
+                "a list comprehension over something other than `range(n)` or a name is "
+                "not supported",
+                f"name it first (`items = {node_text(iterator)}`, then `for x in items`), or "
+                + hint,
             )
         if static_count(iterator.args[0], self.source, self.locals) is None:
             self.fail(

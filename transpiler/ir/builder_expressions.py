@@ -146,6 +146,8 @@ class Expressions:
             for i_1 in range(n):
                 items[i_1] = i_1 * i_1
         """
+        if isinstance(expr.generators[0].iter, gast.Name):
+            expr = self.over_positions(expr)
         generator = expr.generators[0]
         count = static_count(generator.iter.args[0], self.source, self.locals)
         if any(
@@ -184,6 +186,27 @@ class Expressions:
         fill.origin = loop.origin = origin_of(expr, origin)
         self.for_statement(loop, origin_of(expr, origin))
         return load(items)
+
+    def over_positions(self, expr):
+        """`[f(x) for x in v]` as `[f(v[k]) for k in range(len(v))]`: the
+        same list (Python reads v's items in order, and a comprehension
+        cannot rebind v), built as a counted fill."""
+        generator = expr.generators[0]
+        sequence, variable = generator.iter.id, generator.target.id
+        position = self.fresh(f"{variable}_position")
+        item = gast.Subscript(value=load(sequence), slice=load(position), ctx=gast.Load())
+        element = _substitute(copy.deepcopy(expr.elt), variable, item)
+        counted = gast.comprehension(
+            target=gast.Name(position, gast.Store(), None, None),
+            iter=gast.Call(
+                func=load("range"),
+                args=[gast.Call(func=load("len"), args=[load(sequence)], keywords=[])],
+                keywords=[],
+            ),
+            ifs=[],
+            is_async=0,
+        )
+        return gast.copy_location(gast.ListComp(elt=element, generators=[counted]), expr)
 
     def static_list_length(self, expr):
         """`[0] * (m + 1)` after `n, m = len(a), len(b)`: the length is

@@ -24,6 +24,7 @@ from transpiler.ir import instructions as ir
 from transpiler.passes import liveness
 from transpiler.passes.inplace_sharing import (
     ITEMS,
+    augmented_name,
     ORDER,
     PART,
     SAME,
@@ -123,7 +124,15 @@ class Analysis:
                     if slot:
                         self.store(written, stored_value(ins), ins.namespace, state, ins.origin)
                 else:
+                    augmented = augmented_name(ins)
+                    before = state.get(augmented, frozenset())
+                    if augmented is not None:
+                        self.augmented(augmented, state, block, index, ins.origin, check)
                     self.define(ins, state, site)
+                    if augmented is not None:
+                        # An array stays the object it was (NumPy changed it
+                        # in place): whoever shares it still does.
+                        state[augmented] = state[augmented] | before
             elif isinstance(ins, ir.Select):
                 sources = []
                 for text in (ins.if_true, ins.if_false):
@@ -262,6 +271,54 @@ class Analysis:
             state[var] = state.get(var, frozenset()) | frozenset(added)
             for root, _ in added:
                 self.acquired.setdefault((var, root), origin)
+
+    def augmented(self, var, state, block, index, origin, check):
+        """`var += x`: where var holds an array (known once types are),
+        NumPy changes it in place, and every name sharing it sees the
+        change in Python; the compiler makes a new array.  Refused then,
+        if such a name is read afterwards (`w = v; w += 1; return v[0]`)."""
+        if not check:
+            return
+        held = with_how(state, var)
+        params = sorted(root[1] for root in held if root[0] == "param" and root[1] != var)
+        if self.called and params:
+            # (`v += x` of the parameter itself: inplace.py refuses it.)
+            self.deferred.append(
+                Deferred(
+                    ir.qualify(self.fn.name, var),
+                    f"`{origin.text}` at {origin} changes the caller's array (parameter "
+                    f"{params[0]!r}) in place through {var!r} (NumPy's augmented "
+                    "assignment); the compiler makes a new array here, which the caller "
+                    "would not see",
+                    origin,
+                    f"write `{params[0]}[:] += ...` to change the caller's array, or "
+                    f"copy it (`{var} = {params[0]}.copy()`) for a new one",
+                )
+            )
+            return
+        live = self.live.get((block.name, index), frozenset())
+        for other in sorted(live - {var}):
+            theirs = with_how(state, other)
+            shared = sorted(set(theirs) & set(held))
+            if not shared:
+                continue
+            read = self.read_after(block, index, other)
+            if read is None:
+                continue
+            message = (
+                f"`{origin.text}` at {origin} changes the array {var!r} in place "
+                f"(NumPy's augmented assignment), and {other!r} refers to it too"
+                f"{self.shared_since(other, var, shared[0])}, read afterwards "
+                f"(`{read.text}` at {read}): Python would change {other!r} too; "
+                f"the compiler makes a new array for {var!r}"
+            )
+            hint = (
+                f"write `{var} = {var} {origin.text.split('=')[0].strip()[len(var):].strip()} ...` "
+                f"for a new array, or make {other!r} a copy where it is made (`.copy()`)"
+            )
+            # Either name holding an array is enough: they share one.
+            self.deferred.append(Deferred(ir.qualify(self.fn.name, var), message, origin, hint))
+            return
 
     def write(self, var, state, block, index, origin, check, via=None, slot=False):
         """An item assignment through `var` (or a callee assigning items of

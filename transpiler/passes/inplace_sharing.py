@@ -251,6 +251,21 @@ def written_variable(ins) -> Optional[str]:
     return None
 
 
+# `v += x` (the source line of an augmented assignment of a name): NumPy
+# changes an array in place; the builder writes `v = v + x`.
+AUGMENTED = re.compile(r"^(\w+)\s*(\*\*|//|<<|>>|[-+*/%&|^@])=")
+
+
+def augmented_name(ins) -> Optional[str]:
+    """The name `ins` assigns augmented (`w += 1`), or None."""
+    if not isinstance(ins, ir.PrimOp) or not isinstance(ins.vars_out, str) or ins.origin is None:
+        return None
+    match = AUGMENTED.match(ins.origin.text or "")
+    if match is None or match.group(1) != ins.vars_out or ins.vars_out not in ins.vars_in:
+        return None
+    return ins.vars_out
+
+
 def rebinds_one_slot(ins) -> bool:
     """Whether the item assignment `ins` is `v[i] = x`: one integer item,
     no subscript of an element (`v[i][j] = x`, `v[i, j] = x`).  On a list

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=59dfed38101448a0bca82cfb9d683d864a10bd58344dda6a824fff586cd0a0d5
-# autobatch: inputs-sha256=b071937c8ab0b7dbbaa042899bbde4c638d4113582fbeeb6e4e0dc56d2c882c0
+# autobatch: source-sha256=e45e4d78b179b3ac582b1231c70209183ace866cf3a05760e37878559a81869f
+# autobatch: inputs-sha256=328a311bc465c4805034c59dc046a938f0a8d801bcf03483c843b5a42baf0a4a
 # autobatch: body-sha256=2a290d25970895b4d5f4bd8b0d094415ac75986743e17f56bbfd15fd91581984
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=73c88aaedfe3cdb3c8613bc9f81daa04601944ee7455ab3a996c71f79d961664
-# autobatch: inputs-sha256=f44eb81df21588ac9dd4ca2ac1a9b01265b43fecc0824987479093d873b27255
+# autobatch: source-sha256=a471eb2931ee5d9152651a2781cb073179c5f1fc503d305186768df8661b301f
+# autobatch: inputs-sha256=d69b46b87ecdf24844dc0199d704b709ff367361126f2f1504b860b5cca9a37f
 # autobatch: body-sha256=eb6d237a1137f152974bfd9c15356bc9a424a834dda07f47c8717b701c158675
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

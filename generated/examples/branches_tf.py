@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=fac331538364a553d1216dafd0679895e779ebe975f08379261e871287f3115c
-# autobatch: inputs-sha256=92e5a15010a4ce62308be621fff524d6da4a20bbfef82f4830766d32c53444b0
+# autobatch: source-sha256=256402de82d39bb82b09b2cd8aa9c698332a062fa05b8778c45eb2d45ffde173
+# autobatch: inputs-sha256=d1feac518ac92dbcf4553d8fb1e3a1781cf6bd575831aa23c5615b743a28b335
 # autobatch: body-sha256=844737ecd2797773b068f365ebfc794f4681b8a7e8eb620f59ef11ea154099eb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=0e17e3aa84f0b29e67923ad3743b16c6930263be169577669752f3d1a0ffd4f3
-# autobatch: inputs-sha256=211238a2b7376ca323c73e56c25dae440b8b7b9c210f8e5a05f9fe7b0526a04f
+# autobatch: source-sha256=493d5c1c1cfc51dccfb93e61de93326b1a3a7d592529f8393294e772c7b4a995
+# autobatch: inputs-sha256=3de0af1770edd6850e2adbb451c7e0e4da5a87e0943f91171162113f7b201cf1
 # autobatch: body-sha256=4962c8907f7a1b35f4e8bc66d6308bec1f4476b5bab2f70a7238943f59048497
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=d00fb3d671c8d2e6d14a5aeee5e8d15f5110c08d3430132e08444547c7c9b527
-# autobatch: inputs-sha256=5de4ede0d783d927a8182e92bfe8e4b78fe09b3c2ea50588a45758a1b65e204f
+# autobatch: source-sha256=453f08320c63c8926e3638749e2c293f5bed015043309fa5fb36ca1d80aa91a4
+# autobatch: inputs-sha256=1065363ce58a304f521597ac14304899950f2b2c07ac97a5b85d9f863a742897
 # autobatch: body-sha256=85155080082add6137473af999715a1084d32f2b63cf353c707773d7d131c32c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

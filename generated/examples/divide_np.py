@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=9978732f0369f8f5e1f46b91c112e6afa112155136fba35f569c38cf7312cf42
-# autobatch: inputs-sha256=8be50fd57f0f6f66ae94447112c67a3bb9339f77d18c85fb0f061bca559f8eae
+# autobatch: source-sha256=95afb786806485fdfad8d23c614657c5f61abe6026cab42a5fbd05504fcd4cb7
+# autobatch: inputs-sha256=528ebb44a8fb90a3cb0e850cba295d245f8fffe7f2aeabdb5d05612cd9330700
 # autobatch: body-sha256=01831231cc56e86e62f3c10f0eb93f80302672c6469593e10c0c63c655501a09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=2800102d38b6f5086dd577693b13e963b91bcf753b9e2902b51cfca9424e4a8d
-# autobatch: inputs-sha256=201b778548d1a443bae97acfaedf6e07302b2b1a7230496ef6eca6c53e625a08
+# autobatch: source-sha256=eb87d46d538990d911fd9ab03192e033af6428517a907a8cb6b564fcf7f6f607
+# autobatch: inputs-sha256=c9bf88e7341f7e32d7dfa3bb61080a59d0f57005738aec2f58a7b88005afbc9f
 # autobatch: body-sha256=be1e04742ed5ee5c1c0854e9af8cdbdb2946c735c8cc7dda788fae5ea4a166aa
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

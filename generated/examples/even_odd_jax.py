@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=b5d3e9cdea590d30d8ae79365675b867fdea688b50f13aa4f51bd2fffcd8386d
-# autobatch: inputs-sha256=566b3ab3d35be4bef9a9c2c0bc2e33516a014542ff8cc6aa776174689322e3a1
+# autobatch: source-sha256=c9a368ef6c90e19421a6b4f21f3fd43726f2601078fc3b83586907c3bff0e009
+# autobatch: inputs-sha256=643a67c35c14577c560c5fa5992df42b92aa41fba97bdded826d273db726c937
 # autobatch: body-sha256=d408fd30531a98a4e82bb1179b1159b5709704830221b88083c28fc46daa0aa6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=75be40219eec0106407fccbf284551bfc18123e0d546714dc6e28eff9a11e953
-# autobatch: inputs-sha256=6dcb6a0a5199af427b3dc91d3d4cbfadc0e66a86ea0de8ae47c9da6546c08bdf
+# autobatch: source-sha256=eec98f49593668ef1c4728a03181955ba01b6103a71d3fa2b7e0bfae6c90f3d2
+# autobatch: inputs-sha256=3630a39a6a2d3e884b39dcd39f33f9e265934ed0eae647d43a39986e52abd9cd
 # autobatch: body-sha256=e1ba408a30d34e4f5336838a70a60e8a7b54c18b759bb9741f0472edd1f25637
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

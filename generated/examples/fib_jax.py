@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=eb6a48bac3392655f4b2018c868c2b8798369b47950565b7939a329ac10497ab
-# autobatch: inputs-sha256=8e7048c7c2974e5d1e725d0583d34d8e213c9fb127f03f42990898bb751b4b0e
+# autobatch: source-sha256=3afe254645d16ab62deba12deccd4221290fcdf814835d2d3f4b0c439b4a301c
+# autobatch: inputs-sha256=27a1e8a783fd700a1add8521096785644fdebf30502e098264a66398d0ba9cbb
 # autobatch: body-sha256=5d39fef1a450037be470154f7915d9fd4c159ad1e59d68ff0fef2b56fbf28e13
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

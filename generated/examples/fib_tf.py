@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=ad7457943cbc54c80fa1d9f737ecef8b5e671b0f562d107f71a2b328e21f6322
-# autobatch: inputs-sha256=8b5314b9df2bf9151e207e7f8db09730c6196a61654a80b88fac379371afcbb4
+# autobatch: source-sha256=c0f4cf81b465e27c1da7b29cdd22fd7ec6775852c5cfe4f5a9f1b3c5e2077f4e
+# autobatch: inputs-sha256=80d64168081e1b1117921b2ac5d91712d70cf5096266f3be6b60e18337bebc4d
 # autobatch: body-sha256=f7f83898e88a6826d126747cc811d0068a9f4a5f543e959ecc04ac089a253125
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

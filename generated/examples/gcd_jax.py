@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=adc3c1b311ea6386885b6b1a138e62bc683f9b1c456f9693f0fc101a28f1760c
-# autobatch: inputs-sha256=40e2e2960fff0a92066d320c1a056f23ff14247412a7662e62499eeb5ed1c332
+# autobatch: source-sha256=f4ec997e9ce6861278b528ba2ccb32f36d2a153a4d14b941bbe2872eccb59d39
+# autobatch: inputs-sha256=e78afae90119448c8ba385a958266b730459e3d97ecab83ddfa64cf91aacef02
 # autobatch: body-sha256=12fa5d52661e77f12974dfba3a322d5c8209a39f592f216c5d826032f246ab2d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

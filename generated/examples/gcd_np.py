@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=131126ad0f13922a7f0b513178a8cd78d2b0b71cc3d0a4ef231913d6523459a5
-# autobatch: inputs-sha256=e3cdc17e9e0c2d49730e642ecec070dcf853f14b9779ed60e82a552608e4ca3f
+# autobatch: source-sha256=921b4149f118cf88206eae029696e01679d65fd09e2f0e2bab5dbf36e98ae85f
+# autobatch: inputs-sha256=a2d26ef03dd910b57be0d973eaf29b5b652e04d20201e970448ce16964dca17c
 # autobatch: body-sha256=37fb69a516883bc7deb6c16eb96219556c35480266f2161e9f695ae3a4151825
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=b0a7650230fb4a0c769d9c358e0a91e96ca691fd7ab28b5734dc6834e59cbbde
-# autobatch: inputs-sha256=3622486a4566f246aae1810a0ed272008cf340cbbb88eb83ce044e1ecc4b0644
+# autobatch: source-sha256=5adf6997d645de4ad4d1ef9aeaca48b38131f9596058e1695a16af60cfb1a1e8
+# autobatch: inputs-sha256=cf8acc2a8f69bca1c218138c73900a897e0a89dd95e5bfb347b2a7177f4b0f48
 # autobatch: body-sha256=ef5ed2d52173cdeb51c425b3ccc624e45f6030d6545dcdbf67f237ed183a1c2b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

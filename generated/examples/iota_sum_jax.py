@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=f831ffdc8c68bc157da1b42821e9f202c41abd9213da510cbd0b6ebc042a26cc
-# autobatch: inputs-sha256=acf5aca51dffe23a273b0d1c89486d7f189045b89071ebcb611ea09ab5572091
+# autobatch: source-sha256=ee5d98ff446ad29d5985f57824fd744d85267bca8794f2711b6da80a03e8c561
+# autobatch: inputs-sha256=4fd1f1d5bcadf7ced7d70a59588a767a16a02526e5640b886b32785cfff3e396
 # autobatch: body-sha256=bd34b1f32092e98a72ff9769acf420d68e1b3b964c4e08cf5a16da2d82877f8d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

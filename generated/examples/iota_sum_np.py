@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=8adeb957533f57af85a1b153918bfbb8ddab1bd6d0562be9d9bf4e11d29dab0d
-# autobatch: inputs-sha256=c01ba1c7055ff3c522978bced8119c601c500151647135a6159a0aa1906442cd
+# autobatch: source-sha256=136747262abdddce0f83de48af9da47653e662df21b4d0d034ca0a544361e07d
+# autobatch: inputs-sha256=3dcafb52dc490c15a5f1fcd73ac138c13cba1606eadc553b36edf278dceac088
 # autobatch: body-sha256=60767a48484df8fe5247e95162f162eeb50ed9dc9f953d3214b7e705f2ad6518
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

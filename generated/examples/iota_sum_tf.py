@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=24709a2264e85b864bac92bba4a32dae8a13e15895b6f01bf6d191ec0a9c036a
-# autobatch: inputs-sha256=7071e410e0fd2b1c9b521a94a1fa71cd612a70d6bc5c615618c1b61e9b9a2cb1
+# autobatch: source-sha256=432e7d22e6d294592b4c6e2a28a5d51c6cabdac381d4d0316c03da391c4bc9e7
+# autobatch: inputs-sha256=e7bf2630325cb7d044141662defe4911da45c81ca48a6decbd51681afe6a606f
 # autobatch: body-sha256=fb99b8e46a26100aac56771e2b9d0f93d0011c38da2c876aa0c5376610218ef1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=2fb4e755b36a67aec62ef2d2724388c04195535a9d87fc380bf30832f1c3e0aa
-# autobatch: inputs-sha256=a9a6bd53ccad9b5f733acc2c4db5fea6e305e133235123f472a3184f93342caf
+# autobatch: source-sha256=63af0f624a4eb1d7d8af21cb7e5b0c64202933e016529105153174c8cbb6d54c
+# autobatch: inputs-sha256=35297b64a977f62f3dfd39bdd95c5b3cf02821d687c05dc7362fb6897f303bcb
 # autobatch: body-sha256=63838c0206840dea545010ad89272217c0efbc939bce0a36329e2d87b0aadf0c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=953599620c4921210f05c9533ebcac8dbfe65e3dd1ee75537d14490f92b93cdb
-# autobatch: inputs-sha256=3d22c0259a77cabd76cb734f1c7e49bf5e2910675415ae911193bbf1eeb98d4f
+# autobatch: source-sha256=44bcb5aecf969dae2e3896075b279942a39c03a860d972590ad8e95783525cfc
+# autobatch: inputs-sha256=34df52d2ccca992aca60f899434012ebbd821facf125991b75f19707e482b2e3
 # autobatch: body-sha256=773cc1411365abe39c177834bd1be5d7dccc69e478f3e451f04b07a4cea155b0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

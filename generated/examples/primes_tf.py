@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=cb4152a856f05e33fed475b5de57ac127073624e1cc6e2191ac44b8d6d45aa00
-# autobatch: inputs-sha256=b95f6c11151b9e3fe09784a547b7a00f5d97d48c04c190d40c29868db7c79f70
+# autobatch: source-sha256=7ee38b4d9d3973f1db8885d04fbac5a1bb17a9c90e70d9ca83616128fab5261d
+# autobatch: inputs-sha256=b3ed1903dc7b68c43e323fd95796e06ed1f76cd41a73c62f0100fa09786e3a60
 # autobatch: body-sha256=d10bba4d2a4a27aaabf4ec8b3f63d61cdabf1a59b272a4e67930d3bd1293a06d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=fe7773284eac3037a412fe52848810314da6d2d0fa2f5a337476e6ea91c83a58
-# autobatch: inputs-sha256=a977e4e2e3cfc8764a3b977f6fe9b19b926bc8a36ed6cd352ec855693f7d5da0
+# autobatch: source-sha256=74d0ce1a45605834c60b92e361052c8da891a51113ea0d1038554bb9a9e1d867
+# autobatch: inputs-sha256=020e1f61930ee3258d654e76a6c3fd32d572ad415304b7af09ef8e45ff6914e3
 # autobatch: body-sha256=967863f28aa2e236cc6fa2e99bb9204da852292a3762c2628ca8fbec8399625d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=55b705c56b78c0d20fdcbf761c514ef3753c517261c106ae21ed6453c1952676
-# autobatch: inputs-sha256=240ca6ad592d315a3936c97f4c82733b7f097aa6b30979d0fcf8947e1dc50e43
+# autobatch: source-sha256=4c10a79a1811a19cf9f7b03439ccaac5eeb1e0896645398d895d70607c4dcec7
+# autobatch: inputs-sha256=04b897b2c0e65a6d39f467cb1c257ea23e231288e57f8bb72391cc0d28e27176
 # autobatch: body-sha256=cb0373dd853e439732c6c5be2046a5e81572f560abbd2852bc373c8a0d546d23
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=349b00283fa4d4215c3eb7f02a28e56f8c5eab80996099ad6698af6139dcad79
-# autobatch: inputs-sha256=73e5bdc0bd94448f565823eeb96a4f587dcf1435db51d059edf9a52972eeafb1
+# autobatch: source-sha256=04973866a9605054cb1ca399c59c9c1754e3ea762a2ad3f9bc1d2283e8c4aafe
+# autobatch: inputs-sha256=15503bdec957ad652fc247ac0b603f1378da8b21bf83b1cb078b74e9460d5b6c
 # autobatch: body-sha256=9a27754ebbcf056943f4195d4f393b17523c6cd3f5bac5b74d4d1dc409f36cc0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

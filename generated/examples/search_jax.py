@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=b60f04b3dde510cf9be3ce053cff3dbce29ab795fff705a72e08379be8db7db3
-# autobatch: inputs-sha256=90dce1ecb87df9d7ac9b7f9e654e813a9d6d8ad22455a0038383313cc3e84a29
+# autobatch: source-sha256=71a8eb517c4fac2df54fa012b10efdfabdea267bb12cedd51e40b14f3b5f0bcd
+# autobatch: inputs-sha256=55a70fa5cbd85f9087569934514234d01492b729a6d2b8f2285e72f086046aa6
 # autobatch: body-sha256=6c91182aff57774800649d345d0cab039b0b0787c001afcca3207853a4518d67
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=1dbae89f96000672ad010e3623b9230749126626d89b2acef96107598ab78b40
-# autobatch: inputs-sha256=2977eb0165c7c1649a25be1b85133c82c2a651d3a2323106d8f679bc3fced56e
+# autobatch: source-sha256=af17d0e6717b1c6af9ceffe29fab95933a92aa8de664abd8c56e9328cd2b4e2d
+# autobatch: inputs-sha256=917beb7a86521031ea938a98e03c0fd4bd555cdadb0dd225d7160167d2ec10d8
 # autobatch: body-sha256=d9465dd6c703882764a513b13a1adae20c61ea573cd1b038e7c073f2842a24d1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

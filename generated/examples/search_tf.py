@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=e082652c259269916d72b72a512484a9e20ea3cf9beee2d4e152835a4acf3c7b
-# autobatch: inputs-sha256=8180584a22b6e1adbaf3389203d5fd4c98330f65fa6405737c1d1cb1a9440ea1
+# autobatch: source-sha256=684c2caf61d7c5e70aea39a078501e2c13d573a82262f4998a16500404c1d44b
+# autobatch: inputs-sha256=b5490bdb04fa1a4e23518e84b282c8b37b3022403021a87fc923d0a51993f148
 # autobatch: body-sha256=e4c83d84a364d98a0ea749265a64cff6045f1c39091ef315fdb6f8e88492d7cd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=614512155aae65728eb283418ab97c49aa3801d24be291472bc235ef7c56f784
-# autobatch: inputs-sha256=02a9574a71316cc5dc3172e03ceba13a63e359d6788fa9f537f8213f0dc50544
+# autobatch: source-sha256=720e3c7b85be18499a63ca84e00e0b8e3df0734db9ad515eef03bffd6031d023
+# autobatch: inputs-sha256=934190366f72dd096e2a3e19a264a96d5d31484459077f908794e6493185f02b
 # autobatch: body-sha256=f3ed2bcb6e12ab8f5d873e3303cf2ff4930cddb80fdad8b4e73169df0d0ac1ec
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

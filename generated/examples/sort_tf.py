@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=ebec7e4101d36e3efbdb180de8ad61108bd8f95a949196eec09da31ed9641084
-# autobatch: inputs-sha256=28b1182bf7063d45404f8fe960edc820c75cd2ab2e030348d552b5b8932cb914
+# autobatch: source-sha256=b37e7a8b9dda1d4390d2785fccb13018059d013224b7ceb3df866948435ab0c2
+# autobatch: inputs-sha256=cee6d29baf1d8545b568189f1dfaf6a9ec091736fc53c98c0dd1804f23f15711
 # autobatch: body-sha256=85893f930dccaabddbcc16e4ec374f748d4e8bef5fed893a1f13a68be36059cf
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

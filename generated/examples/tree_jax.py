@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=e4d5a6fc627b405d3fc414398aff1d65afe8ab95e927f6aec3449ac0b8243387
-# autobatch: inputs-sha256=bffb041cd0c6d4e5ed7985b18c9652d6d4c87b23f29ae04d5778d695201f4631
+# autobatch: source-sha256=07dded79202bbfebe2d21327d81f0fc63d1a91f8a71e8b75d5c2322a7b668ffd
+# autobatch: inputs-sha256=779e2563ce1ae05c78f3d9a935d27dfc37250e7cde7e54312ad1135fc2b74a7f
 # autobatch: body-sha256=c4321403648bcc5d02f020fe382ebe4e9ba8c9d45b899a3766b79f531ccc62e8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

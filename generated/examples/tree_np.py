@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=b3ff565309ccaba3bbdda038e7d5e1badd3f072b0e75aaf19631ffd2c8eb7c7d
-# autobatch: inputs-sha256=686b6df03022e9331c1d100d3962c7be0326a3a4d5fb78e9bf020dc2d0881991
+# autobatch: source-sha256=7480bbd749c0c9e2354aa5b09d088ebf5d10514f0d178c98e141a84b03dd375a
+# autobatch: inputs-sha256=f9fac45ba80ecedbfa82a2debdb645a39a912b9ed45f6e6de15afe85ed9e96c0
 # autobatch: body-sha256=d2c9f15699d2e6ea4e38317b8c33dc482b4b6436af4325581058a7e92093074d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

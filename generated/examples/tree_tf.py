@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=4bf6d47535de24fb34fae2b6a52df2cdc4207e7f8210d4c5752cbf5b426f7475
-# autobatch: inputs-sha256=91861b29228ae2bc52c157c69b4eb15aaa976b2b132e3b81f35545fac22b3fe1
+# autobatch: source-sha256=4b097658bd04f9586088a2eed3ba316eabe80f1818189bc230072716d47a8711
+# autobatch: inputs-sha256=86b7541156aad4cd7fda2016e8a79d0163dbca6cf9027fe0c55ce49a6f4f64ca
 # autobatch: body-sha256=97093650f0717711c67861775cc8f036edd22fb32a68c6862fda528263736c32
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

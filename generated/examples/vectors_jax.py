@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=963d0ab0bd305bc916f2c1df6e435b1b0cc9dff0e8503d743aff2b86c034a095
-# autobatch: inputs-sha256=1a006aab82a2981630e50616b4c2a8f5e9910a5f7c83b49ca0eb9cb8c11264c2
+# autobatch: source-sha256=8f94687dab96dec19ce11af8765f70b689e609f3e2d9a9d6ff8db07c95595d82
+# autobatch: inputs-sha256=eb67947a4c36e8276fd09e7de3ec4b99e233fbe29846d265aa923e26780b25a6
 # autobatch: body-sha256=dfecfd64276ffb505ff46d9924725083e37da89588571e7b1b7c7478ef710c55
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=9c3e490fe77c82c0c2f6e4d2b4cefb6d1f3ce8cb5b77e6af98027b7d68b252e6
-# autobatch: inputs-sha256=9d7f81156060c570429a92a6b394461b402e9fd65d2b2553d9aa79aa6f70913a
+# autobatch: source-sha256=c83703dd83bf3f8bb06509f2648783de07f94b172f790739db53eb82b58fb5f9
+# autobatch: inputs-sha256=f0acba3aa418db5e0d6d9220d5b53dfa8e0aac2ee712d680632375f475c2ff59
 # autobatch: body-sha256=8e0f3f066641f54f9f08e283f1479fb375aa9b93273b814780ba33001bb857ea
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

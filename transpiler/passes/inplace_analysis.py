@@ -316,9 +316,17 @@ class Analysis:
                 f"write `{var} = {var} {origin.text.split('=')[0].strip()[len(var):].strip()} ...` "
                 f"for a new array, or make {other!r} a copy where it is made (`.copy()`)"
             )
-            # Either name holding an array is enough: they share one.
-            self.deferred.append(Deferred(ir.qualify(self.fn.name, var), message, origin, hint))
-            return
+            # Refused where `other` holds arrays there (an item x of v, in
+            # `for x in v: v += 1`, is a number: nothing shared changes).
+            self.deferred.append(
+                Deferred(
+                    ir.qualify(self.fn.name, other),
+                    message,
+                    origin,
+                    hint,
+                    elements=theirs[shared[0]] == ITEMS,
+                )
+            )
 
     def write(self, var, state, block, index, origin, check, via=None, slot=False):
         """An item assignment through `var` (or a callee assigning items of

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=e45e4d78b179b3ac582b1231c70209183ace866cf3a05760e37878559a81869f
-# autobatch: inputs-sha256=328a311bc465c4805034c59dc046a938f0a8d801bcf03483c843b5a42baf0a4a
+# autobatch: source-sha256=d54c44bb12ea5f587d3b0220f2a2d4c6bffe627c8085bb2b5e9cbe5b6086576b
+# autobatch: inputs-sha256=c4eaa9cf20494c0ff2533e75e8c44a6884bdd6e4e2a244363e28494553a313be
 # autobatch: body-sha256=2a290d25970895b4d5f4bd8b0d094415ac75986743e17f56bbfd15fd91581984
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

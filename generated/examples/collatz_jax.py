@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=7ddd3e98bf5ca8a4fb54dd3980c64d385b249d35f35ceaf587a10396f02f8cc9
-# autobatch: inputs-sha256=9898d5354f59823059dba1e3bc26a4d4292f34f391e871a8058b2c3535ebe2cc
+# autobatch: source-sha256=1ab8194d6990a2f34f9f4309d29819ea18fcac6a94ced38df5896c51371da3ee
+# autobatch: inputs-sha256=b14ea6350fa098ddaf79e23e6aceea624a9ff1c049e0334e25da4dc22dbcba13
 # autobatch: body-sha256=e15872e7010711104e837173963bccfe5aed6b167da0ec3a77d6f751fd7a302b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

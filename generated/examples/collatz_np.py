@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=493d5c1c1cfc51dccfb93e61de93326b1a3a7d592529f8393294e772c7b4a995
-# autobatch: inputs-sha256=3de0af1770edd6850e2adbb451c7e0e4da5a87e0943f91171162113f7b201cf1
+# autobatch: source-sha256=b6a6faab8ce3cdc38d82517e3143c6502a3fb5a68319b19c468c0cf17436d16d
+# autobatch: inputs-sha256=17a8e618b07ca6c9507dc06c3a83dc7542bfa8427e0855d5071ebdd223c72de5
 # autobatch: body-sha256=4962c8907f7a1b35f4e8bc66d6308bec1f4476b5bab2f70a7238943f59048497
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=453f08320c63c8926e3638749e2c293f5bed015043309fa5fb36ca1d80aa91a4
-# autobatch: inputs-sha256=1065363ce58a304f521597ac14304899950f2b2c07ac97a5b85d9f863a742897
+# autobatch: source-sha256=774ed8568e812d13b23dd56e3cb476b325dc5446e4c37391b83cd61562e9f26a
+# autobatch: inputs-sha256=eb468c39cb75741ef39bd3f8372f02356990e93d2300f8694365f5a3d77719d8
 # autobatch: body-sha256=85155080082add6137473af999715a1084d32f2b63cf353c707773d7d131c32c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

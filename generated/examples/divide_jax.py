@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=5f25878e304caf72540be3b004811469f18f396404eb3b512ac0d8e7ceba69d8
-# autobatch: inputs-sha256=8198476a6c66cfbd6fce480be1e14c9c2a724b6538a8a31a9bfa545eb3e3e692
+# autobatch: source-sha256=d0bf9cc2dcf5bea9f0fcbce6650dbb13222755efd19fa08ae60c12686f86d715
+# autobatch: inputs-sha256=c63d36ee8cc17f46d1243d43d45042574ec842c427d86a2638d7cf35a2c61205
 # autobatch: body-sha256=6ed7708100f2f3da6f4a8dba543c879476a974e69154e88aad5e21bbd38e4e14
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=95afb786806485fdfad8d23c614657c5f61abe6026cab42a5fbd05504fcd4cb7
-# autobatch: inputs-sha256=528ebb44a8fb90a3cb0e850cba295d245f8fffe7f2aeabdb5d05612cd9330700
+# autobatch: source-sha256=21170799029c95b9059960923a0e4a7b836a080932197dc985529bcfaa62ce71
+# autobatch: inputs-sha256=001c2f45e0d37dd785674944fa50ed35963e2ff9d2fe53f8bc13cf560a9f38f2
 # autobatch: body-sha256=01831231cc56e86e62f3c10f0eb93f80302672c6469593e10c0c63c655501a09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=eb87d46d538990d911fd9ab03192e033af6428517a907a8cb6b564fcf7f6f607
-# autobatch: inputs-sha256=c9bf88e7341f7e32d7dfa3bb61080a59d0f57005738aec2f58a7b88005afbc9f
+# autobatch: source-sha256=776b762ce599a7a2363e675deebc431ad29c44ebac15cce6d0d3a939ae740d16
+# autobatch: inputs-sha256=2a0428e89c465d3fcf0ba6ed72aa73a2836565fc209e9741ded430e7c61f1441
 # autobatch: body-sha256=be1e04742ed5ee5c1c0854e9af8cdbdb2946c735c8cc7dda788fae5ea4a166aa
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=c9a368ef6c90e19421a6b4f21f3fd43726f2601078fc3b83586907c3bff0e009
-# autobatch: inputs-sha256=643a67c35c14577c560c5fa5992df42b92aa41fba97bdded826d273db726c937
+# autobatch: source-sha256=67f16f53cfc7ed855e3453352e3f9669388ba3d57586a0df1f7ffd829ae2eca5
+# autobatch: inputs-sha256=e4fa5bbcc291419698ee5c4100b37fe3f80b4e0c3c869a3fdd7dfa2e493382c2
 # autobatch: body-sha256=d408fd30531a98a4e82bb1179b1159b5709704830221b88083c28fc46daa0aa6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

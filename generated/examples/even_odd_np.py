@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=c75a562e22ec1a194f2180530a352f9d899da073a3c8b8a2fb9e3fd443c45fad
-# autobatch: inputs-sha256=9e7421879aafa4dbfbaac9c4e78a5511fc8e2bff7628e63ac987a81a0060359b
+# autobatch: source-sha256=f2eeebead355085dc032b6be73af1f3781baccc3ee47bfdcecad08824f3a7185
+# autobatch: inputs-sha256=12a6b8ded47b40ccb593c00ab7cb68b404de02980a904818c24523a510c298a1
 # autobatch: body-sha256=cd7764e37bd0f9490358fa1afff7a6746a791916fcaefdbab16eb505a35bfa7a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

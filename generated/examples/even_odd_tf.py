@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=eec98f49593668ef1c4728a03181955ba01b6103a71d3fa2b7e0bfae6c90f3d2
-# autobatch: inputs-sha256=3630a39a6a2d3e884b39dcd39f33f9e265934ed0eae647d43a39986e52abd9cd
+# autobatch: source-sha256=a3587d3f2fb7210a4a3ef66246f74cb420af05c49dfc35d85ab89a8c6468d7af
+# autobatch: inputs-sha256=0f91096cb601b236899cc1195e6cf5e05dfc2a60718ac5c9ff35f9e9b3ce909d
 # autobatch: body-sha256=e1ba408a30d34e4f5336838a70a60e8a7b54c18b759bb9741f0472edd1f25637
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

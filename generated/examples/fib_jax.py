@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=3afe254645d16ab62deba12deccd4221290fcdf814835d2d3f4b0c439b4a301c
-# autobatch: inputs-sha256=27a1e8a783fd700a1add8521096785644fdebf30502e098264a66398d0ba9cbb
+# autobatch: source-sha256=39e9cc3823f09aca644c7cbdd876799cfa6f74980004237f528687e711d68833
+# autobatch: inputs-sha256=5f2111d317fa498dac49578bd21eaa77d88a9966e4461fee110c23c8ebfe0eef
 # autobatch: body-sha256=5d39fef1a450037be470154f7915d9fd4c159ad1e59d68ff0fef2b56fbf28e13
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

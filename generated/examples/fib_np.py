@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=7537b3a3bc3f23b2963b9468d6281a4c6ee88353053d3caff77d8ada60c9e86e
-# autobatch: inputs-sha256=573e01787cac0988463382fec998e0998981c0a3c209619a17638e386bed6615
+# autobatch: source-sha256=9389530325bbfd51718eda1d18e579da44edf6ce20b45d8a341abe2cb1e0a7dd
+# autobatch: inputs-sha256=f7a7c0346a2b6c56ffe53f98b417a485bd135c857ec06088dff13258de150297
 # autobatch: body-sha256=9b7af608edf232c904b45f3420e5cf6063c0db7dfb662cfb95ffcca12a807937
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=c0f4cf81b465e27c1da7b29cdd22fd7ec6775852c5cfe4f5a9f1b3c5e2077f4e
-# autobatch: inputs-sha256=80d64168081e1b1117921b2ac5d91712d70cf5096266f3be6b60e18337bebc4d
+# autobatch: source-sha256=aaaab9e49000c38c005a86db9b4b6a39fe8e143dccfd3c75793c64a03f0de5ce
+# autobatch: inputs-sha256=a0598ac037957ee883fd0728511ca886ff4e85ac1cf44619be0874885179d837
 # autobatch: body-sha256=f7f83898e88a6826d126747cc811d0068a9f4a5f543e959ecc04ac089a253125
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

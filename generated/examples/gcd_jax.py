@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=f4ec997e9ce6861278b528ba2ccb32f36d2a153a4d14b941bbe2872eccb59d39
-# autobatch: inputs-sha256=e78afae90119448c8ba385a958266b730459e3d97ecab83ddfa64cf91aacef02
+# autobatch: source-sha256=128089cd6de66b54dfb4327e4d60cdec71055079dc06d74237cf08e465f587d5
+# autobatch: inputs-sha256=9a6ab98a1e332c6d84b0b40c32648d743df50d3119005d349321ca683e7a980c
 # autobatch: body-sha256=12fa5d52661e77f12974dfba3a322d5c8209a39f592f216c5d826032f246ab2d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

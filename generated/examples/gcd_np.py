@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=921b4149f118cf88206eae029696e01679d65fd09e2f0e2bab5dbf36e98ae85f
-# autobatch: inputs-sha256=a2d26ef03dd910b57be0d973eaf29b5b652e04d20201e970448ce16964dca17c
+# autobatch: source-sha256=2932154789eab81d9f1a2803050faf834ddcd2ae9f6f616bad442d513b86bee8
+# autobatch: inputs-sha256=8bca83978b131458a268b8a5f5fa3a2deed27f8c8923e1ab682f0205ab645407
 # autobatch: body-sha256=37fb69a516883bc7deb6c16eb96219556c35480266f2161e9f695ae3a4151825
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=5adf6997d645de4ad4d1ef9aeaca48b38131f9596058e1695a16af60cfb1a1e8
-# autobatch: inputs-sha256=cf8acc2a8f69bca1c218138c73900a897e0a89dd95e5bfb347b2a7177f4b0f48
+# autobatch: source-sha256=435377558b15920a4898f00d4d16e6d353d3e537dcd4ec5d92078eeff437825b
+# autobatch: inputs-sha256=b930f291e383e02ad8e7b0900b48854f2fc5c0923b89d5ec922018ba19612a96
 # autobatch: body-sha256=ef5ed2d52173cdeb51c425b3ccc624e45f6030d6545dcdbf67f237ed183a1c2b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

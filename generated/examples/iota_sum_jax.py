@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=ee5d98ff446ad29d5985f57824fd744d85267bca8794f2711b6da80a03e8c561
-# autobatch: inputs-sha256=4fd1f1d5bcadf7ced7d70a59588a767a16a02526e5640b886b32785cfff3e396
+# autobatch: source-sha256=74efb1cc51cfdf2bd36a4da7a02b672317eb64e2e715465f4c48de0c632b209a
+# autobatch: inputs-sha256=38041c9f4ed9c507ca6893b28f5c11bc30d52c641799af535024a986d53ec169
 # autobatch: body-sha256=bd34b1f32092e98a72ff9769acf420d68e1b3b964c4e08cf5a16da2d82877f8d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=136747262abdddce0f83de48af9da47653e662df21b4d0d034ca0a544361e07d
-# autobatch: inputs-sha256=3dcafb52dc490c15a5f1fcd73ac138c13cba1606eadc553b36edf278dceac088
+# autobatch: source-sha256=657f4e11e1062316fc531cdb0fc27a43ed22e2b45b01d16ca3b530e5b0589edc
+# autobatch: inputs-sha256=7f8c382623051fe8afb849d9d516d644730cd09b08e4e55da1ab28d09ccf9a80
 # autobatch: body-sha256=60767a48484df8fe5247e95162f162eeb50ed9dc9f953d3214b7e705f2ad6518
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

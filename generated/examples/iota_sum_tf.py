@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=432e7d22e6d294592b4c6e2a28a5d51c6cabdac381d4d0316c03da391c4bc9e7
-# autobatch: inputs-sha256=e7bf2630325cb7d044141662defe4911da45c81ca48a6decbd51681afe6a606f
+# autobatch: source-sha256=70552523a295bd30c21936d5cc78a1a5c0f3574f9be7e26f943ee2acc84883c3
+# autobatch: inputs-sha256=4ba75ba8dc67e1ac65df18b40661b7f7dd510c471089e1da098a6d55b66686ac
 # autobatch: body-sha256=fb99b8e46a26100aac56771e2b9d0f93d0011c38da2c876aa0c5376610218ef1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=2a4ef1a572c0e564e24b06164b8c6a6da6d0aa08cf3436bc9ba18bdf0a106a03
-# autobatch: inputs-sha256=8796717614914ff36fc1d83c0d0e9ac774c727f652248f465d548756f4776130
+# autobatch: source-sha256=4db5a0a53beabec04342a29404fa8f0d5d02fbee77aa61b2f6b225ecae0d81b9
+# autobatch: inputs-sha256=bfe6014e297bd4f135865c72c1689d68530e1a8f8181d5477abac8f57fd4f6d8
 # autobatch: body-sha256=f98f3ef540b0c4aebe3030f674883ec82dda8bccf873af4530f12ef848835759
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

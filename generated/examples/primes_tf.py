@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=7ee38b4d9d3973f1db8885d04fbac5a1bb17a9c90e70d9ca83616128fab5261d
-# autobatch: inputs-sha256=b3ed1903dc7b68c43e323fd95796e06ed1f76cd41a73c62f0100fa09786e3a60
+# autobatch: source-sha256=dec4c045f3d5fafcd09fee4b214831b96e49064da8c57edc1a21166f292be513
+# autobatch: inputs-sha256=13afcb870ca1d774b4894be0520050dc8d707652837d2d95abda289617acf19e
 # autobatch: body-sha256=d10bba4d2a4a27aaabf4ec8b3f63d61cdabf1a59b272a4e67930d3bd1293a06d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

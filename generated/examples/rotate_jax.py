@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=74d0ce1a45605834c60b92e361052c8da891a51113ea0d1038554bb9a9e1d867
-# autobatch: inputs-sha256=020e1f61930ee3258d654e76a6c3fd32d572ad415304b7af09ef8e45ff6914e3
+# autobatch: source-sha256=880d9726098ab7d335cb492620e20663a3e2e16c148bb4f391074880bd85bac9
+# autobatch: inputs-sha256=0035b6753cb136257a474a2347c774a3689bae69011fe9abb5cc8a475e6f27a1
 # autobatch: body-sha256=967863f28aa2e236cc6fa2e99bb9204da852292a3762c2628ca8fbec8399625d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

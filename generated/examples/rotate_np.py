@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=4c10a79a1811a19cf9f7b03439ccaac5eeb1e0896645398d895d70607c4dcec7
-# autobatch: inputs-sha256=04b897b2c0e65a6d39f467cb1c257ea23e231288e57f8bb72391cc0d28e27176
+# autobatch: source-sha256=8fce43bb714d7ac6b82223411547e84ec2f56e763bef1a6835d781f6b2d6c450
+# autobatch: inputs-sha256=bed3a9c348d4c8818a043a1617cfb4b0119ae77cd146658e99fbd6514040cac4
 # autobatch: body-sha256=cb0373dd853e439732c6c5be2046a5e81572f560abbd2852bc373c8a0d546d23
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=04973866a9605054cb1ca399c59c9c1754e3ea762a2ad3f9bc1d2283e8c4aafe
-# autobatch: inputs-sha256=15503bdec957ad652fc247ac0b603f1378da8b21bf83b1cb078b74e9460d5b6c
+# autobatch: source-sha256=37bfc314de16343818a4bf61d827e088af7fc14810fd4bfc9c6719333f41fdc1
+# autobatch: inputs-sha256=c412b4382c94fc2dcad7242ef791dbd373a399fbda04c03c255feeea8ff8c973
 # autobatch: body-sha256=9a27754ebbcf056943f4195d4f393b17523c6cd3f5bac5b74d4d1dc409f36cc0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=71a8eb517c4fac2df54fa012b10efdfabdea267bb12cedd51e40b14f3b5f0bcd
-# autobatch: inputs-sha256=55a70fa5cbd85f9087569934514234d01492b729a6d2b8f2285e72f086046aa6
+# autobatch: source-sha256=5e8fafee4c5a22b22c7aadbb01de47eb7b6dcd8643090a98609dcb175e4863f9
+# autobatch: inputs-sha256=a226dcb21a84b37482790cfd7ae30b1e5e6ee6ac70d33aa3a709d9fdc3dae7ef
 # autobatch: body-sha256=6c91182aff57774800649d345d0cab039b0b0787c001afcca3207853a4518d67
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

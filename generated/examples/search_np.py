@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=af17d0e6717b1c6af9ceffe29fab95933a92aa8de664abd8c56e9328cd2b4e2d
-# autobatch: inputs-sha256=917beb7a86521031ea938a98e03c0fd4bd555cdadb0dd225d7160167d2ec10d8
+# autobatch: source-sha256=d31f3adc2cccbda7258cc3682fc0a2d69941bc6d5f83df542c3f4e10af7239f4
+# autobatch: inputs-sha256=b868263b39044def7bc3f7f45e9284ddba0ac1cbd9abbc0b2a5c7567a2fdd7c6
 # autobatch: body-sha256=d9465dd6c703882764a513b13a1adae20c61ea573cd1b038e7c073f2842a24d1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

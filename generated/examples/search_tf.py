@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=684c2caf61d7c5e70aea39a078501e2c13d573a82262f4998a16500404c1d44b
-# autobatch: inputs-sha256=b5490bdb04fa1a4e23518e84b282c8b37b3022403021a87fc923d0a51993f148
+# autobatch: source-sha256=d883c3a3ed91b32216ce5eeae34e39817375a17cae26db8fa36f710d75a73332
+# autobatch: inputs-sha256=c877a7a84a7c227166aa04868bb0a51703d6df4510babe29aa7241ff0ae56273
 # autobatch: body-sha256=e4c83d84a364d98a0ea749265a64cff6045f1c39091ef315fdb6f8e88492d7cd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=e7b4070c5fcce473c9258d15e56122513104923dc7785ca8f051d6e905e4b336
-# autobatch: inputs-sha256=8c76a463ff1e85f09eff13d8d813d7e972e0ee14c7502635ac92596950ec1453
+# autobatch: source-sha256=5da632d6ed97c7243cdd6fc5eac83baf706dda31ab07e9a1ab8c6b2182d0fd05
+# autobatch: inputs-sha256=a9c2a5763379d4d2baaf6db0dff8123d080e40a5230e77afa4543c6883e378f5
 # autobatch: body-sha256=5f5dd272ab2e4c400dc8c0459b2848b1f90830cc3ee748d5dc52d3f45c4e4ebb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

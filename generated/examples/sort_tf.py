@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=b37e7a8b9dda1d4390d2785fccb13018059d013224b7ceb3df866948435ab0c2
-# autobatch: inputs-sha256=cee6d29baf1d8545b568189f1dfaf6a9ec091736fc53c98c0dd1804f23f15711
+# autobatch: source-sha256=7089b0b3732e848edd5ccfc51be8c0ec79de6970792a842b4c6971664644f3e8
+# autobatch: inputs-sha256=5f047cdea66b9c57cd0ae67b794528a4c97ec2ef4a09935bb1adab1f600db8b9
 # autobatch: body-sha256=85893f930dccaabddbcc16e4ec374f748d4e8bef5fed893a1f13a68be36059cf
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=07dded79202bbfebe2d21327d81f0fc63d1a91f8a71e8b75d5c2322a7b668ffd
-# autobatch: inputs-sha256=779e2563ce1ae05c78f3d9a935d27dfc37250e7cde7e54312ad1135fc2b74a7f
+# autobatch: source-sha256=1a833ea00ea666ee18ed8c1c0a7c5f302566e506079a69db51d9e4d626b17df1
+# autobatch: inputs-sha256=5e4f041d7dc5a8cf71726d4a3a4757cfac02fc34f7d54c3dabe5f04d55d5abc7
 # autobatch: body-sha256=c4321403648bcc5d02f020fe382ebe4e9ba8c9d45b899a3766b79f531ccc62e8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

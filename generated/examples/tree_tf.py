@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=4b097658bd04f9586088a2eed3ba316eabe80f1818189bc230072716d47a8711
-# autobatch: inputs-sha256=86b7541156aad4cd7fda2016e8a79d0163dbca6cf9027fe0c55ce49a6f4f64ca
+# autobatch: source-sha256=a00fb250637e43b96a3f26c90fef4e34e12c31019a1713d684ce2cee388f1177
+# autobatch: inputs-sha256=df60c4f13dcb097a889a42c4069c71c40bc9949f0a828eb6872386504d005e06
 # autobatch: body-sha256=97093650f0717711c67861775cc8f036edd22fb32a68c6862fda528263736c32
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=073ed70a1656a7619d06d5e0a8d7b094f5058a702aff0e43b80abf243a42a6bc
-# autobatch: inputs-sha256=85415a08d97175ec18a842e5556ded0d97e042f5b83652d194fee1c9b4df438b
+# autobatch: source-sha256=77e33694f9a475677a2ecfe9f332e3bfa1c0a8a278bb408bee609496b4e72aba
+# autobatch: inputs-sha256=04ac5fbf7753198986081f6fb8cd4a16b8a4674f6f36bef0f21bf7ef8a71ba0e
 # autobatch: body-sha256=8ff842f58cec9d62a3a804618ae4abc8321ffc22f4f001c090ac0d2664b4a251
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=c83703dd83bf3f8bb06509f2648783de07f94b172f790739db53eb82b58fb5f9
-# autobatch: inputs-sha256=f0acba3aa418db5e0d6d9220d5b53dfa8e0aac2ee712d680632375f475c2ff59
+# autobatch: source-sha256=abc45e029da880234f5a05a867ff4f20e79642b08cea13d1ac28e4cd2aa5d065
+# autobatch: inputs-sha256=d9746683e23df23b0e9186f183f9bce2bbdd11b439a68e16b34626f164440778
 # autobatch: body-sha256=8e0f3f066641f54f9f08e283f1479fb375aa9b93273b814780ba33001bb857ea
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

@@ -302,6 +302,8 @@ class Analysis:
             shared = sorted(set(theirs) & set(held))
             if not shared:
                 continue
+            # The closest way `other` shares any of them decides the question.
+            shared.sort(key=lambda root: ORDER[theirs[root]])
             read = self.read_after(block, index, other)
             if read is None:
                 continue

@@ -420,6 +420,16 @@ def augmented_numbers(n, v):
 
 
 @ctx.batch
+def augmented_item(v):
+    """An item of an array is a number: `j += 1` leaves v as it was (the
+    prefix function's `j = table[j - 1]` ... `j += 1`)."""
+    j = v[1]
+    j += 1
+    v[0] = j
+    return v[0] + v[1]
+
+
+@ctx.batch
 def bump_through_alias(arr):
     w = arr
     w += 1

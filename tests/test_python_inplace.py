@@ -45,6 +45,7 @@ CASES = {
     "augmented_entry": lambda rng, n: (rng.integers(-5, 5, (n, 3)), rng.integers(0, 3, n)),
     "rows_rebound": lambda rng, n: (rng.integers(-9, 9, (n, 3, 4)),),
     "augmented_numbers": lambda rng, n: (rng.integers(-9, 9, n), rng.integers(-9, 9, (n, 2))),
+    "augmented_item": vectors(3),
 }
 
 

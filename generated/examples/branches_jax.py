@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=d54c44bb12ea5f587d3b0220f2a2d4c6bffe627c8085bb2b5e9cbe5b6086576b
-# autobatch: inputs-sha256=c4eaa9cf20494c0ff2533e75e8c44a6884bdd6e4e2a244363e28494553a313be
+# autobatch: source-sha256=d6113fda470b4b8b239cca9fe545f5f9cebce5279d91d37aa5bbaa58c1f0fd49
+# autobatch: inputs-sha256=e6ca74f98656008e06ee9d55905dd375c97a31338ea5574e4329cae7f5c167b7
 # autobatch: body-sha256=2a290d25970895b4d5f4bd8b0d094415ac75986743e17f56bbfd15fd91581984
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=ab5b958f81cbf3f8c1c0c91d22140e5ff2dc2c2c8ed555a57431cc7a8ea9041b
-# autobatch: inputs-sha256=d30e47f7e17cd45ea3be2a5e15667dd802a7a85ae1007ff63d91c7b0089e641e
+# autobatch: source-sha256=2b167fec001baf17cf2961ef4375a89c812a4bd8ecb9a4d9b7210525e6abad64
+# autobatch: inputs-sha256=29b83d8663f7d338311ead43804b8999d50887b06a498b5e143bc79c5b2a9a80
 # autobatch: body-sha256=eb6d237a1137f152974bfd9c15356bc9a424a834dda07f47c8717b701c158675
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

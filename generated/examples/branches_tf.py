@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=5b01e93a180830f0f568d2b420c51ee29706e2c7349c198a45f89176f8d50b07
-# autobatch: inputs-sha256=a02de2c53a50ffd9218f66549dc83344be6614258a34f835c345ff062fdcee63
+# autobatch: source-sha256=445fab8d42cbdc23ba79a95c306a6f993a142ce5e9711de6b2e206a1b0a42f66
+# autobatch: inputs-sha256=309eb7edd3bb3df0a3d50f2e8cfe79da928b364c6c2c89eb349fbeae5c41dbf4
 # autobatch: body-sha256=844737ecd2797773b068f365ebfc794f4681b8a7e8eb620f59ef11ea154099eb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=1ab8194d6990a2f34f9f4309d29819ea18fcac6a94ced38df5896c51371da3ee
-# autobatch: inputs-sha256=b14ea6350fa098ddaf79e23e6aceea624a9ff1c049e0334e25da4dc22dbcba13
+# autobatch: source-sha256=1b867bd16e5f3712682ef0031971437df24f5f4e61d9002150154782bc1cf593
+# autobatch: inputs-sha256=4eacd6c7307e9d5829b09ad733a656b7a4c23a7a6d443b1897a896b493042b62
 # autobatch: body-sha256=e15872e7010711104e837173963bccfe5aed6b167da0ec3a77d6f751fd7a302b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

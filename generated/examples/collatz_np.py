@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=b6a6faab8ce3cdc38d82517e3143c6502a3fb5a68319b19c468c0cf17436d16d
-# autobatch: inputs-sha256=17a8e618b07ca6c9507dc06c3a83dc7542bfa8427e0855d5071ebdd223c72de5
+# autobatch: source-sha256=a2e16812012729f8b7ea75793dd5f302ef4d11441f4ef47a4412362688b459b1
+# autobatch: inputs-sha256=e6e1062c455c47ad39d5db1d165ec720cbe4bce97e895bce2d6ed471a58d40a9
 # autobatch: body-sha256=4962c8907f7a1b35f4e8bc66d6308bec1f4476b5bab2f70a7238943f59048497
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

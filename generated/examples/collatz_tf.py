@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=774ed8568e812d13b23dd56e3cb476b325dc5446e4c37391b83cd61562e9f26a
-# autobatch: inputs-sha256=eb468c39cb75741ef39bd3f8372f02356990e93d2300f8694365f5a3d77719d8
+# autobatch: source-sha256=41a993a9b72c9bbad016a82c5f2c8e395174f24d30868bf5282ece65b5bf6275
+# autobatch: inputs-sha256=1584f7c3cb43387c9b139eae0fc3e5c47ae87a7f406d6bdefdd8401cd6dcecf7
 # autobatch: body-sha256=85155080082add6137473af999715a1084d32f2b63cf353c707773d7d131c32c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

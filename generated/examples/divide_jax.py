@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=d0bf9cc2dcf5bea9f0fcbce6650dbb13222755efd19fa08ae60c12686f86d715
-# autobatch: inputs-sha256=c63d36ee8cc17f46d1243d43d45042574ec842c427d86a2638d7cf35a2c61205
+# autobatch: source-sha256=1e069686d1f61ebfd4250ec8fdf0b0ec6c760884b54ca65c80115154d1a7be8c
+# autobatch: inputs-sha256=b5301ffa1bf9e2b3270737a39b4b5c3956979f907197f78669b3ab237017c30b
 # autobatch: body-sha256=6ed7708100f2f3da6f4a8dba543c879476a974e69154e88aad5e21bbd38e4e14
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=21170799029c95b9059960923a0e4a7b836a080932197dc985529bcfaa62ce71
-# autobatch: inputs-sha256=001c2f45e0d37dd785674944fa50ed35963e2ff9d2fe53f8bc13cf560a9f38f2
+# autobatch: source-sha256=8794a0912dc9c4b97912b2cd90f01dd88e1e3524d5c1ba4fa6fb3d7b2eef233b
+# autobatch: inputs-sha256=03ba64870aada86f8953d6ef4689cd18f2ea91e81c4a0870f700b4df0f2e0e4c
 # autobatch: body-sha256=01831231cc56e86e62f3c10f0eb93f80302672c6469593e10c0c63c655501a09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=776b762ce599a7a2363e675deebc431ad29c44ebac15cce6d0d3a939ae740d16
-# autobatch: inputs-sha256=2a0428e89c465d3fcf0ba6ed72aa73a2836565fc209e9741ded430e7c61f1441
+# autobatch: source-sha256=3e5b054ca443f40420e0e1d543998ab1feb769ebca2b88f58b44ed116d4eb508
+# autobatch: inputs-sha256=472a2ad7b3fe8f189b1bf3995fcfbaceeace82d37e6ee225e9ff5dc63d2ffd0b
 # autobatch: body-sha256=be1e04742ed5ee5c1c0854e9af8cdbdb2946c735c8cc7dda788fae5ea4a166aa
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=67f16f53cfc7ed855e3453352e3f9669388ba3d57586a0df1f7ffd829ae2eca5
-# autobatch: inputs-sha256=e4fa5bbcc291419698ee5c4100b37fe3f80b4e0c3c869a3fdd7dfa2e493382c2
+# autobatch: source-sha256=7670600338a0f4ae0bbd6f7406b5974d3d34e22d10e4aa22688ca11dd967db68
+# autobatch: inputs-sha256=65805a16d3d8f5d046b7562763cf13a5b86aba90975013779263857fb1daf055
 # autobatch: body-sha256=d408fd30531a98a4e82bb1179b1159b5709704830221b88083c28fc46daa0aa6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

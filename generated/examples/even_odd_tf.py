@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=a3587d3f2fb7210a4a3ef66246f74cb420af05c49dfc35d85ab89a8c6468d7af
-# autobatch: inputs-sha256=0f91096cb601b236899cc1195e6cf5e05dfc2a60718ac5c9ff35f9e9b3ce909d
+# autobatch: source-sha256=8ab02d172aa5148cc894e22a36c9c6d5e14f0c5e565378643fe0d11b0d08e1ec
+# autobatch: inputs-sha256=5337371bf095098d3b5ff7e822cfb3bc6f1360177b219fed3a70309232f1b586
 # autobatch: body-sha256=e1ba408a30d34e4f5336838a70a60e8a7b54c18b759bb9741f0472edd1f25637
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=39e9cc3823f09aca644c7cbdd876799cfa6f74980004237f528687e711d68833
-# autobatch: inputs-sha256=5f2111d317fa498dac49578bd21eaa77d88a9966e4461fee110c23c8ebfe0eef
+# autobatch: source-sha256=edf34854be8c41505193640af49ec14931e39a55da074d9c55cdc9d42f27e6e1
+# autobatch: inputs-sha256=81976280fee5fe00ac2d371b111bbd196a167dc41da741091844213b2f654d86
 # autobatch: body-sha256=5d39fef1a450037be470154f7915d9fd4c159ad1e59d68ff0fef2b56fbf28e13
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=128089cd6de66b54dfb4327e4d60cdec71055079dc06d74237cf08e465f587d5
-# autobatch: inputs-sha256=9a6ab98a1e332c6d84b0b40c32648d743df50d3119005d349321ca683e7a980c
+# autobatch: source-sha256=2ed05e11da62ba7f2f2a2943c56a39facee0b82d6af6f3981ee44376188e8634
+# autobatch: inputs-sha256=399f96117ec947d7ea3df4bea783ac58ad84d7b42c8aae88ec20e71e9e3e70c5
 # autobatch: body-sha256=12fa5d52661e77f12974dfba3a322d5c8209a39f592f216c5d826032f246ab2d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=2932154789eab81d9f1a2803050faf834ddcd2ae9f6f616bad442d513b86bee8
-# autobatch: inputs-sha256=8bca83978b131458a268b8a5f5fa3a2deed27f8c8923e1ab682f0205ab645407
+# autobatch: source-sha256=14edfcab256fcafed5ff96b05be15d52cf44eb3f6540408484f48f63f53c07e0
+# autobatch: inputs-sha256=2fe1ecdc0d609a993b3d428e781f28188622b65b5a057699808e09e05aae8955
 # autobatch: body-sha256=37fb69a516883bc7deb6c16eb96219556c35480266f2161e9f695ae3a4151825
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=435377558b15920a4898f00d4d16e6d353d3e537dcd4ec5d92078eeff437825b
-# autobatch: inputs-sha256=b930f291e383e02ad8e7b0900b48854f2fc5c0923b89d5ec922018ba19612a96
+# autobatch: source-sha256=045044da5c734d242fc6cce8af5f96b007de5641e38f3640a9b5ba8759bb8f0e
+# autobatch: inputs-sha256=d0d1c6da3798574203150cb9a672bd0e2394b678cdfca580ac331c3fa5590ece
 # autobatch: body-sha256=ef5ed2d52173cdeb51c425b3ccc624e45f6030d6545dcdbf67f237ed183a1c2b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=74efb1cc51cfdf2bd36a4da7a02b672317eb64e2e715465f4c48de0c632b209a
-# autobatch: inputs-sha256=38041c9f4ed9c507ca6893b28f5c11bc30d52c641799af535024a986d53ec169
+# autobatch: source-sha256=affb3f6fa527e9d33743c1ee2ee22e3c3bcbe0e375fea6790b796c4000f05e35
+# autobatch: inputs-sha256=00424ee445d4611b3ec493402588857a5d4a51a4e6c2d472a0c2e7aeee85ed42
 # autobatch: body-sha256=bd34b1f32092e98a72ff9769acf420d68e1b3b964c4e08cf5a16da2d82877f8d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=657f4e11e1062316fc531cdb0fc27a43ed22e2b45b01d16ca3b530e5b0589edc
-# autobatch: inputs-sha256=7f8c382623051fe8afb849d9d516d644730cd09b08e4e55da1ab28d09ccf9a80
+# autobatch: source-sha256=c02a409df38b64cc737a1b97240e5066310dc45188d346bee916f7e9e46c762a
+# autobatch: inputs-sha256=ef206efd810043faf20925855d5ef056f6cf02f0ac3b4f8fd1a7f4009425a32d
 # autobatch: body-sha256=60767a48484df8fe5247e95162f162eeb50ed9dc9f953d3214b7e705f2ad6518
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

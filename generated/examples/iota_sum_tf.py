@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=70552523a295bd30c21936d5cc78a1a5c0f3574f9be7e26f943ee2acc84883c3
-# autobatch: inputs-sha256=4ba75ba8dc67e1ac65df18b40661b7f7dd510c471089e1da098a6d55b66686ac
+# autobatch: source-sha256=399327bacf400a03d03976205bbd8495265b7161d2e44e7187219478732889de
+# autobatch: inputs-sha256=3c3fb92194cf8cbc4f774069eebf9be2459cbda42aba0fa2f9869d41a21bce71
 # autobatch: body-sha256=fb99b8e46a26100aac56771e2b9d0f93d0011c38da2c876aa0c5376610218ef1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

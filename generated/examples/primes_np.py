@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=4db5a0a53beabec04342a29404fa8f0d5d02fbee77aa61b2f6b225ecae0d81b9
-# autobatch: inputs-sha256=bfe6014e297bd4f135865c72c1689d68530e1a8f8181d5477abac8f57fd4f6d8
+# autobatch: source-sha256=573777277e245617a02533a8e18720940ba30a15addd78cc0f0f6570a69403e0
+# autobatch: inputs-sha256=4f08179d57a08d5f31beafdf1caa99d48fc6242fa9e2ef744808119446dd3195
 # autobatch: body-sha256=f98f3ef540b0c4aebe3030f674883ec82dda8bccf873af4530f12ef848835759
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=5e8fafee4c5a22b22c7aadbb01de47eb7b6dcd8643090a98609dcb175e4863f9
-# autobatch: inputs-sha256=a226dcb21a84b37482790cfd7ae30b1e5e6ee6ac70d33aa3a709d9fdc3dae7ef
+# autobatch: source-sha256=9aa8356a54bd08edd087ccb28b57d09af4f707147d9925f01602d9f7b74e9335
+# autobatch: inputs-sha256=38c2b5be8dbc4c5e37fff22ba2f772bcfd39a82918df0cab36ff370bad9f408a
 # autobatch: body-sha256=6c91182aff57774800649d345d0cab039b0b0787c001afcca3207853a4518d67
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=d31f3adc2cccbda7258cc3682fc0a2d69941bc6d5f83df542c3f4e10af7239f4
-# autobatch: inputs-sha256=b868263b39044def7bc3f7f45e9284ddba0ac1cbd9abbc0b2a5c7567a2fdd7c6
+# autobatch: source-sha256=4a49dcc1eca012b4c9fece2f6532894125ce1ccddb3604216f6fd117f06ce463
+# autobatch: inputs-sha256=1c16a56eadd7dcf9970c67e9adaf2802abd4837803df5adaaea222d745b862e3
 # autobatch: body-sha256=d9465dd6c703882764a513b13a1adae20c61ea573cd1b038e7c073f2842a24d1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

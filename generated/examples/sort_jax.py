@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=5da632d6ed97c7243cdd6fc5eac83baf706dda31ab07e9a1ab8c6b2182d0fd05
-# autobatch: inputs-sha256=a9c2a5763379d4d2baaf6db0dff8123d080e40a5230e77afa4543c6883e378f5
+# autobatch: source-sha256=c510483cc835310f703cc691c1a8984e0bd1ec7743a3c13ecb460c0cd8deab0e
+# autobatch: inputs-sha256=2af424d9bb4485578d34a50f82019d61da3372bd86075f2b956d28c69dda06a5
 # autobatch: body-sha256=5f5dd272ab2e4c400dc8c0459b2848b1f90830cc3ee748d5dc52d3f45c4e4ebb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

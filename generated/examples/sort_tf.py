@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=7089b0b3732e848edd5ccfc51be8c0ec79de6970792a842b4c6971664644f3e8
-# autobatch: inputs-sha256=5f047cdea66b9c57cd0ae67b794528a4c97ec2ef4a09935bb1adab1f600db8b9
+# autobatch: source-sha256=a9962ef2e3f7a6a2c6b05354497955be84b8aa1ecb53b3a4bf7a565a1477405a
+# autobatch: inputs-sha256=f6a320057895bf58c72ca9060391b5d3aa711fc0668d3813b821a7ee5781136b
 # autobatch: body-sha256=85893f930dccaabddbcc16e4ec374f748d4e8bef5fed893a1f13a68be36059cf
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=1a833ea00ea666ee18ed8c1c0a7c5f302566e506079a69db51d9e4d626b17df1
-# autobatch: inputs-sha256=5e4f041d7dc5a8cf71726d4a3a4757cfac02fc34f7d54c3dabe5f04d55d5abc7
+# autobatch: source-sha256=8139ed421784a79b30c53c77ee76294a0662d2bab842b3f7993c342eebf53c66
+# autobatch: inputs-sha256=815600063ac639a842fa4c5d03b0fa9213adb4068bab09ea40e58321b75d72b3
 # autobatch: body-sha256=c4321403648bcc5d02f020fe382ebe4e9ba8c9d45b899a3766b79f531ccc62e8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=3cfa8c13ecb4187e5537c4bfc8ab800368385a24769c33728edd40791739fe7a
-# autobatch: inputs-sha256=fd9f0c0184df99b6c3c2af9695bd770a213df4e39865c4a7e38e30e30ee99113
+# autobatch: source-sha256=b137312df66a01db2520b8b955b1ffe56d37f61518e4107cb19c6e61718a4677
+# autobatch: inputs-sha256=77b4d9849e9716cec1ad323313c41b8b447dddafbf96af3519012668b7a6819d
 # autobatch: body-sha256=d2c9f15699d2e6ea4e38317b8c33dc482b4b6436af4325581058a7e92093074d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=a00fb250637e43b96a3f26c90fef4e34e12c31019a1713d684ce2cee388f1177
-# autobatch: inputs-sha256=df60c4f13dcb097a889a42c4069c71c40bc9949f0a828eb6872386504d005e06
+# autobatch: source-sha256=f7649bc713622395f17b47eb4441fb731e0906141a88f350ad9de7fe417b13cc
+# autobatch: inputs-sha256=7174d92d876133fd8c93cb73a9cba2fc720aa540e21affbb2dfe28f0e43fab36
 # autobatch: body-sha256=97093650f0717711c67861775cc8f036edd22fb32a68c6862fda528263736c32
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

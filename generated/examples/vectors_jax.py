@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=95a5982679a0222b485e7703ad180d4fe9169cd433b5d43ea3d3b0b958628fc3
-# autobatch: inputs-sha256=397055a87e9e56e95b3e58fe66f24d4e036112f589d9a3ea05ce0b691643f5f6
+# autobatch: source-sha256=8f85287e5eb1386343f1563b1c86297412adb5f58f6bdac588b0aa72338277d7
+# autobatch: inputs-sha256=653f34a653489fb140dfbc423a27d8791ae99a5b457ed3ca072f9f5e2fb8bcbe
 # autobatch: body-sha256=dfecfd64276ffb505ff46d9924725083e37da89588571e7b1b7c7478ef710c55
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=77e33694f9a475677a2ecfe9f332e3bfa1c0a8a278bb408bee609496b4e72aba
-# autobatch: inputs-sha256=04ac5fbf7753198986081f6fb8cd4a16b8a4674f6f36bef0f21bf7ef8a71ba0e
+# autobatch: source-sha256=b005415ab61c178ae26ff37db01b2f32243d2efc65402c9bc6f01bdd42a99595
+# autobatch: inputs-sha256=0399121f0199dff0da3102f24ee45121526533dd2fc30712df5a89d92533ccd6
 # autobatch: body-sha256=8ff842f58cec9d62a3a804618ae4abc8321ffc22f4f001c090ac0d2664b4a251
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

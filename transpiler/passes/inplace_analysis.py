@@ -51,6 +51,7 @@ class Deferred:
     origin: Optional[ir.Origin]
     hint: str
     elements: bool = False  # only if its elements hold arrays (`list(m)`: rows)
+    also: Optional[str] = None  # and only if this variable (qualified) holds arrays
 
 
 @dataclasses.dataclass
@@ -327,6 +328,9 @@ class Analysis:
                     origin,
                     hint,
                     elements=theirs[shared[0]] == ITEMS,
+                    # ... and where `var` is an array (`j = table[j - 1]`
+                    # then `j += 1`: j is a number, table is unchanged).
+                    also=ir.qualify(self.fn.name, var),
                 )
             )
 

@@ -440,3 +440,73 @@ def bump_through_alias(arr):
 def calls_bump_through_alias(v):
     bump_through_alias(v)
     return v[0]
+
+
+# ---- rows of a list and rows of an array -------------------------------------
+
+
+@ctx.batch
+def eliminate_with_pivoting(a):
+    """Gaussian elimination on a list of rows, the textbook way: the pivot
+    row swap rebinds two slots of the list (no row changes), and the
+    elimination writes into rows."""
+    n = len(a)
+    m = [[a[i][j] for j in range(n)] for i in range(n)]
+    for i in range(n):
+        best = i
+        for k in range(i + 1, n):
+            if abs(m[k][i]) > abs(m[best][i]):
+                best = k
+        m[i], m[best] = m[best], m[i]
+        for k in range(i + 1, n):
+            f = m[k][i] / m[i][i]
+            for j in range(i, n):
+                m[k][j] -= f * m[i][j]
+    return m[n - 1][n - 1]
+
+
+@ctx.batch
+def row_copied_then_written(n):
+    """`list(dp[i - 1])` is a new row: writing it leaves dp[i - 1] alone."""
+    dp = [[0] * 3 for _ in range(3)]
+    for i in range(1, 3):
+        dp[i] = list(dp[i - 1])
+        dp[i][1] = n + i
+    return dp[0][1] + dp[2][1]
+
+
+@ctx.batch
+def array_row_assigned_then_written(n):
+    """On a NumPy array `dp[i] = dp[i - 1]` copies the row."""
+    dp = np.zeros((3, 3))
+    for i in range(1, 3):
+        dp[i] = dp[i - 1]
+        dp[i][1] = n + i
+    return dp[0][1] + dp[2][1]
+
+
+@ctx.batch
+def row_shared_then_written(n):
+    """On a list, storing the row before makes two slots one row: Python's
+    write to dp[i] changes dp[0] too."""
+    dp = [[0] * 3 for _ in range(3)]
+    for i in range(1, 3):
+        dp[i] = dp[i - 1]
+        dp[i][1] = n + i
+    return dp[0][1]
+
+
+@ctx.batch
+def row_shared_through_a_name(n):
+    dp = [[0] * 3 for _ in range(3)]
+    r = dp[0]
+    dp[1] = r
+    dp[1][1] = n
+    return dp[0][1]
+
+
+@ctx.batch
+def array_rows_swapped(a, i, j):
+    """NumPy's row swap by a tuple assignment leaves both rows equal to a[j]."""
+    a[i], a[j] = a[j], a[i]
+    return a[0][0] + 10 * a[1][0]

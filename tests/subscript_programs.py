@@ -809,6 +809,12 @@ def transpose(m):
 
 
 @batch
+def fancy_row_swap(m, i, j):
+    m[[i, j]] = m[[j, i]]  # <-- fancy_row_swap
+    return m
+
+
+@batch
 def slice_by_example(v, i):
     return v[i:]  # <-- slice_by_example
 

@@ -46,6 +46,9 @@ CASES = {
     "rows_rebound": lambda rng, n: (rng.integers(-9, 9, (n, 3, 4)),),
     "augmented_numbers": lambda rng, n: (rng.integers(-9, 9, n), rng.integers(-9, 9, (n, 2))),
     "augmented_item": vectors(3),
+    "eliminate_with_pivoting": lambda rng, n: (rng.normal(size=(n, 3, 3)),),
+    "row_copied_then_written": lambda rng, n: (rng.integers(-9, 9, n),),
+    "array_row_assigned_then_written": lambda rng, n: (rng.integers(-9, 9, n),),
 }
 
 
@@ -140,6 +143,18 @@ REFUSALS = {
     "row_stored_then_written": (
         lambda rng, n: (rng.integers(0, 9, (n, 2, 3)),),
         ("b[0] = m[0]", "b[0][1] = 5"),
+    ),
+    "row_shared_then_written": (
+        lambda rng, n: (rng.integers(0, 9, n),),
+        ("dp[i] = dp[i - 1]", "dp[i][1] = n + i"),
+    ),
+    "row_shared_through_a_name": (
+        lambda rng, n: (rng.integers(0, 9, n),),
+        ("dp[1] = r", "dp[1][1] = n"),
+    ),
+    "array_rows_swapped": (
+        lambda rng, n: (rng.integers(0, 9, (n, 2, 3)), rng.integers(0, 2, n), rng.integers(0, 2, n)),
+        ("a[i], a[j] = a[j], a[i]", "a[i], a[j] = a[j], a[i]"),
     ),
 }
 

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=d6113fda470b4b8b239cca9fe545f5f9cebce5279d91d37aa5bbaa58c1f0fd49
-# autobatch: inputs-sha256=e6ca74f98656008e06ee9d55905dd375c97a31338ea5574e4329cae7f5c167b7
+# autobatch: source-sha256=6d9779a19a20a24e5d4d643213cbf0bf95c7a478af2d6f1567bf7315585c34b4
+# autobatch: inputs-sha256=ae42a4365a80e561a35e161eacf61ac32da927f5495a2e2eed0d779fdb6a9c9b
 # autobatch: body-sha256=2a290d25970895b4d5f4bd8b0d094415ac75986743e17f56bbfd15fd91581984
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

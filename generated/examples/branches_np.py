@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=2b167fec001baf17cf2961ef4375a89c812a4bd8ecb9a4d9b7210525e6abad64
-# autobatch: inputs-sha256=29b83d8663f7d338311ead43804b8999d50887b06a498b5e143bc79c5b2a9a80
+# autobatch: source-sha256=e6e43d163ff157a47086dc910da60e8875eeab7bcf62f5d340058b96c257245d
+# autobatch: inputs-sha256=297624873a8e28e433aac1e71f0e154097959150823b088cb3fbb5d75cc9a756
 # autobatch: body-sha256=eb6d237a1137f152974bfd9c15356bc9a424a834dda07f47c8717b701c158675
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

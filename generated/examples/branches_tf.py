@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=445fab8d42cbdc23ba79a95c306a6f993a142ce5e9711de6b2e206a1b0a42f66
-# autobatch: inputs-sha256=309eb7edd3bb3df0a3d50f2e8cfe79da928b364c6c2c89eb349fbeae5c41dbf4
+# autobatch: source-sha256=3119946f2783d2eb0428938b6440bbd503fd6cc0ac9d486b9832ab4e517d8bc7
+# autobatch: inputs-sha256=1453862afe3772a27bc8aa4afc2c957cee6a895c5ca44af73f732c16cbdf0d0a
 # autobatch: body-sha256=844737ecd2797773b068f365ebfc794f4681b8a7e8eb620f59ef11ea154099eb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=1b867bd16e5f3712682ef0031971437df24f5f4e61d9002150154782bc1cf593
-# autobatch: inputs-sha256=4eacd6c7307e9d5829b09ad733a656b7a4c23a7a6d443b1897a896b493042b62
+# autobatch: source-sha256=84141f42eeeb7d8d320f97efa11eb3c2ee6f69f8182c3ae234dce361da19c917
+# autobatch: inputs-sha256=a450f99183d763a0daef820fb2ae18783b185f634e1cbbf4912c89c1098d6d5c
 # autobatch: body-sha256=e15872e7010711104e837173963bccfe5aed6b167da0ec3a77d6f751fd7a302b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=a2e16812012729f8b7ea75793dd5f302ef4d11441f4ef47a4412362688b459b1
-# autobatch: inputs-sha256=e6e1062c455c47ad39d5db1d165ec720cbe4bce97e895bce2d6ed471a58d40a9
+# autobatch: source-sha256=6454e24dca355fa375fbb726211088b8cff7bd5e0f87f7b606d8065cd25efad9
+# autobatch: inputs-sha256=7edcba6520cf4ab51d7282c7b758648279013ac2ef03bdcfb0385b3fa5222a4d
 # autobatch: body-sha256=4962c8907f7a1b35f4e8bc66d6308bec1f4476b5bab2f70a7238943f59048497
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

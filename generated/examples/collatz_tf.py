@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=41a993a9b72c9bbad016a82c5f2c8e395174f24d30868bf5282ece65b5bf6275
-# autobatch: inputs-sha256=1584f7c3cb43387c9b139eae0fc3e5c47ae87a7f406d6bdefdd8401cd6dcecf7
+# autobatch: source-sha256=6723a93184b2248daa470e2b52ac5a5393eba47c00d3c75c619f0f8a0a2feed9
+# autobatch: inputs-sha256=82a9188f8848e8b20716ca7cba6217ec64d8f664856d74806deb2ad73c66bb7a
 # autobatch: body-sha256=85155080082add6137473af999715a1084d32f2b63cf353c707773d7d131c32c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=8794a0912dc9c4b97912b2cd90f01dd88e1e3524d5c1ba4fa6fb3d7b2eef233b
-# autobatch: inputs-sha256=03ba64870aada86f8953d6ef4689cd18f2ea91e81c4a0870f700b4df0f2e0e4c
+# autobatch: source-sha256=d901d70b29827abf419d69e82d7c69993bea216f9c87cb58c2e77a20ca3a5340
+# autobatch: inputs-sha256=9e97651fd7676c6e92cf9a9d263c8a8488c230d540add62efc252c8f93218c08
 # autobatch: body-sha256=01831231cc56e86e62f3c10f0eb93f80302672c6469593e10c0c63c655501a09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

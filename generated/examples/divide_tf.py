@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=3e5b054ca443f40420e0e1d543998ab1feb769ebca2b88f58b44ed116d4eb508
-# autobatch: inputs-sha256=472a2ad7b3fe8f189b1bf3995fcfbaceeace82d37e6ee225e9ff5dc63d2ffd0b
+# autobatch: source-sha256=22805e19f31378b2fc655b2d784cf5cfe9ef7f99bc153984514d3f69aaadc515
+# autobatch: inputs-sha256=177bd8bdc47f48126a453c84fbf1b75f4d6b0cb071a4a713c5ba9e47665f83a4
 # autobatch: body-sha256=be1e04742ed5ee5c1c0854e9af8cdbdb2946c735c8cc7dda788fae5ea4a166aa
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=7670600338a0f4ae0bbd6f7406b5974d3d34e22d10e4aa22688ca11dd967db68
-# autobatch: inputs-sha256=65805a16d3d8f5d046b7562763cf13a5b86aba90975013779263857fb1daf055
+# autobatch: source-sha256=43826d369a8820fb104ac0252ddef39f996e9e606637461a45770c7161a65a0b
+# autobatch: inputs-sha256=e71635f47a70c15d49d96ba53c6252811af417d9dc2a26555b2864dbe04db019
 # autobatch: body-sha256=d408fd30531a98a4e82bb1179b1159b5709704830221b88083c28fc46daa0aa6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

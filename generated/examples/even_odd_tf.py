@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=8ab02d172aa5148cc894e22a36c9c6d5e14f0c5e565378643fe0d11b0d08e1ec
-# autobatch: inputs-sha256=5337371bf095098d3b5ff7e822cfb3bc6f1360177b219fed3a70309232f1b586
+# autobatch: source-sha256=d63d84974d642901406888ef2c12b3058c7165e77ba973d7220cd50e09b24f25
+# autobatch: inputs-sha256=8327d8d3cd3d3946be1fa58d39f9c04ad7d5920a713869e914bc0436e0fd79c5
 # autobatch: body-sha256=e1ba408a30d34e4f5336838a70a60e8a7b54c18b759bb9741f0472edd1f25637
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=6cb78bd08ad145b89f3df361724c7b615942f0992db58ff2834e0012bc7dd765
-# autobatch: inputs-sha256=8d31e754336a8a0946f2128caeab50f009bd919c3611a03a5101e6e9beef8afe
+# autobatch: source-sha256=afe55da177b2f8e33889dc310bda867bafc2e55ffd66bb7df5e4d51fe84ff609
+# autobatch: inputs-sha256=a39ad28bedfe551982518d0b1244bff92e6f53ba30398e2dbcf44bf1178b1578
 # autobatch: body-sha256=9b7af608edf232c904b45f3420e5cf6063c0db7dfb662cfb95ffcca12a807937
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=292420e4dbde123c70e804ed8a31ff0f0e713d71633cedcc4c2c9e3184f8ed3d
-# autobatch: inputs-sha256=f99bd8299ebb02a630df1298fe81c48effd75fbdcdc287e41bef4c1973e4be39
+# autobatch: source-sha256=dcdaa082107ed74953c59547a24efcef17dd375e3149441241aeb8c05ea7dc9d
+# autobatch: inputs-sha256=5fb8bcdd184d2eaee8dde9eb8137446c5e9e106404fe5abf38cb62d50b2d15bd
 # autobatch: body-sha256=f7f83898e88a6826d126747cc811d0068a9f4a5f543e959ecc04ac089a253125
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

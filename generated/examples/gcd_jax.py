@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=2ed05e11da62ba7f2f2a2943c56a39facee0b82d6af6f3981ee44376188e8634
-# autobatch: inputs-sha256=399f96117ec947d7ea3df4bea783ac58ad84d7b42c8aae88ec20e71e9e3e70c5
+# autobatch: source-sha256=b70473ecb562f32875b7c133edb6ba8e3166edda9f7c4e64b23986cb5d3f483f
+# autobatch: inputs-sha256=bd2e561e89e55a5f6d8f8fe50cef12e395e1e27b4dc412d05f1bc66022e7719a
 # autobatch: body-sha256=12fa5d52661e77f12974dfba3a322d5c8209a39f592f216c5d826032f246ab2d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=14edfcab256fcafed5ff96b05be15d52cf44eb3f6540408484f48f63f53c07e0
-# autobatch: inputs-sha256=2fe1ecdc0d609a993b3d428e781f28188622b65b5a057699808e09e05aae8955
+# autobatch: source-sha256=e2492c571ece893afe0cde4706cfa86bd5c5b9aaaab1dab0f2b8511f092e7f20
+# autobatch: inputs-sha256=8693ebbcecaec6d879b274f6cfe200694f62e47e44cba5cd095c20d6a8d50bc2
 # autobatch: body-sha256=37fb69a516883bc7deb6c16eb96219556c35480266f2161e9f695ae3a4151825
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

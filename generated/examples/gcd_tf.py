@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=045044da5c734d242fc6cce8af5f96b007de5641e38f3640a9b5ba8759bb8f0e
-# autobatch: inputs-sha256=d0d1c6da3798574203150cb9a672bd0e2394b678cdfca580ac331c3fa5590ece
+# autobatch: source-sha256=9aff325ff2f0c7da71e2a08d3c895a8dbd391515814c0b62d33ecb1f9bec01fe
+# autobatch: inputs-sha256=9565a642f74534ac6f05099f1a8bca8c2d1b1ac6707e33149d0dc65c123690cc
 # autobatch: body-sha256=ef5ed2d52173cdeb51c425b3ccc624e45f6030d6545dcdbf67f237ed183a1c2b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

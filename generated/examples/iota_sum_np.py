@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=c02a409df38b64cc737a1b97240e5066310dc45188d346bee916f7e9e46c762a
-# autobatch: inputs-sha256=ef206efd810043faf20925855d5ef056f6cf02f0ac3b4f8fd1a7f4009425a32d
+# autobatch: source-sha256=de1be73165ddb8aaa1840731fa390e7663a1c26ffa32aca5dd1928eac4f5af96
+# autobatch: inputs-sha256=8338396a2e6bd3d212585dc5712ab7deb70f6a87ecfa357304fedc7e39c377a5
 # autobatch: body-sha256=60767a48484df8fe5247e95162f162eeb50ed9dc9f953d3214b7e705f2ad6518
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=399327bacf400a03d03976205bbd8495265b7161d2e44e7187219478732889de
-# autobatch: inputs-sha256=3c3fb92194cf8cbc4f774069eebf9be2459cbda42aba0fa2f9869d41a21bce71
+# autobatch: source-sha256=e0b532c0099195e3f9e4748011cde05080799c6d1928351fe8e0549db7c1200f
+# autobatch: inputs-sha256=7e94cdef55b657a7bb64597c7ceca990837398666603788962f30971a1353777
 # autobatch: body-sha256=fb99b8e46a26100aac56771e2b9d0f93d0011c38da2c876aa0c5376610218ef1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=573777277e245617a02533a8e18720940ba30a15addd78cc0f0f6570a69403e0
-# autobatch: inputs-sha256=4f08179d57a08d5f31beafdf1caa99d48fc6242fa9e2ef744808119446dd3195
+# autobatch: source-sha256=906c33ce23a14bf070b90e4c9abf0f361cae53b6a0c0b0cffb907742555b6488
+# autobatch: inputs-sha256=90f5a7c160966fd22e3940994bda67fb08fcccf4b5ec1e75c7a5b5c5d0029ad9
 # autobatch: body-sha256=f98f3ef540b0c4aebe3030f674883ec82dda8bccf873af4530f12ef848835759
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

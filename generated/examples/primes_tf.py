@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=2c6129217cb49189b305896d3ec5dd92c7519bd52ada6584d2234136a29f6bc5
-# autobatch: inputs-sha256=a03403ee0c4d62e4c2a1deb5bea3c410179b08d48580ac9a49abe03ff72dce99
+# autobatch: source-sha256=0042ab2a8ddb9bcb4e4a1f98c7d868279d556a6bfa1b41acbb87200e38d42db3
+# autobatch: inputs-sha256=411fefcb9fd5fd893c12069cb6a159970dfb84cdc51dcae6b6c68d3634e26a50
 # autobatch: body-sha256=d10bba4d2a4a27aaabf4ec8b3f63d61cdabf1a59b272a4e67930d3bd1293a06d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=9cdf296f4e3d356c19216a123e916e88098d64dbf3b017d02c01cc6daed6f867
-# autobatch: inputs-sha256=5f4117fe56ab8aba915f36cc54b11e9110f242bd2c3efeae8b3830889cfca160
+# autobatch: source-sha256=14372c4e0a1d21ec59d098b8463f785c7ec5d5562f3f1d9dd9d1212402ead279
+# autobatch: inputs-sha256=529d252f683790dcac1c56828fdb6ab8b6adae428b577fa5ffe7cb64fbcdfb1d
 # autobatch: body-sha256=967863f28aa2e236cc6fa2e99bb9204da852292a3762c2628ca8fbec8399625d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=f8cd04a5153f25a99a9dc29d4eea1803223301483bf8ce89f1adba21a90c4ae8
-# autobatch: inputs-sha256=f63f8b1dfc6815642ae59b79e2e35ee3368c6630b4e59275c7d812a297702fe0
+# autobatch: source-sha256=4db883fa1d280472b57dc37f90762081036d370b80e6ee0a894afc018ad01965
+# autobatch: inputs-sha256=cf1ff863f3a2e949ee0b8d62bedb16d82ff33797cf8fed79ac6ec52f80bdd3db
 # autobatch: body-sha256=cb0373dd853e439732c6c5be2046a5e81572f560abbd2852bc373c8a0d546d23
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=8de82e4e5a85f63f806c7ac0eb5ec0e770085a8adc6614e786dec3062557495e
-# autobatch: inputs-sha256=d18e251d891298c1fc18bd8ca83973adf09c8ba73d4abb6e98ea6af24ca0c1d8
+# autobatch: source-sha256=7c85341ba766d784fe020e94c51a217f9071ef90241d3430aa4ae1496db60d2a
+# autobatch: inputs-sha256=c31e2a16b201cafeb4a8affb9a572b16facafcec5660c9c68dca6a01049ba1f7
 # autobatch: body-sha256=9a27754ebbcf056943f4195d4f393b17523c6cd3f5bac5b74d4d1dc409f36cc0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

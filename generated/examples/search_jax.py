@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=9aa8356a54bd08edd087ccb28b57d09af4f707147d9925f01602d9f7b74e9335
-# autobatch: inputs-sha256=38c2b5be8dbc4c5e37fff22ba2f772bcfd39a82918df0cab36ff370bad9f408a
+# autobatch: source-sha256=fdce2b3e00f383a829ed1654622d1986756f7f6b3e4f68cfaeb1fe5ff0431fe7
+# autobatch: inputs-sha256=b4215aaf49ad3d180178934ebd3a6218c6bfa814d655f461eb3b68f4c782a06c
 # autobatch: body-sha256=6c91182aff57774800649d345d0cab039b0b0787c001afcca3207853a4518d67
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=4a49dcc1eca012b4c9fece2f6532894125ce1ccddb3604216f6fd117f06ce463
-# autobatch: inputs-sha256=1c16a56eadd7dcf9970c67e9adaf2802abd4837803df5adaaea222d745b862e3
+# autobatch: source-sha256=ffb99f974e34bde1449df777781b75edea03009c4a516f9612e0ea778248ebc0
+# autobatch: inputs-sha256=7b3d08f1ef57acfba122b9d4afb39fddc314ba63256fd84802468f969fcb0cb5
 # autobatch: body-sha256=d9465dd6c703882764a513b13a1adae20c61ea573cd1b038e7c073f2842a24d1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

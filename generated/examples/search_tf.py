@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=5acc75bf48292b8274ce256d11265b6bf18bacf3150c7726dc498ef621c36d29
-# autobatch: inputs-sha256=e3cb1ceb0859541c2dc758eef9b8444fd4de80f7275b3b8baec5fa2894c85dfc
+# autobatch: source-sha256=8a81eeb270d2553906883dac4272bdc8befbab6c03266067a5e7abccbc45e069
+# autobatch: inputs-sha256=00f8116b521120e812ad79435ffa9a91ddcb0f06177bc947335a62497d547fd9
 # autobatch: body-sha256=e4c83d84a364d98a0ea749265a64cff6045f1c39091ef315fdb6f8e88492d7cd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

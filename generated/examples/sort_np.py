@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=f1502c47fa41fa1c10480ad9871c0d6ad66d720a03f88cd5a68679abcd1a6cc2
-# autobatch: inputs-sha256=c02a69916a2e59567f56c55cd3aa4edfba1cedce7e9bb2e70c49a667a87104ac
+# autobatch: source-sha256=985df66bc2852447cceb1ca0bef34257416786a67790b051fd6572a494ea9fc8
+# autobatch: inputs-sha256=cb4f71c54b7397c8af97396d7de4e9c9f641874e5260a67134173271f4d0e8ee
 # autobatch: body-sha256=f3ed2bcb6e12ab8f5d873e3303cf2ff4930cddb80fdad8b4e73169df0d0ac1ec
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

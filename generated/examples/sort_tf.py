@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=a9962ef2e3f7a6a2c6b05354497955be84b8aa1ecb53b3a4bf7a565a1477405a
-# autobatch: inputs-sha256=f6a320057895bf58c72ca9060391b5d3aa711fc0668d3813b821a7ee5781136b
+# autobatch: source-sha256=990695f57c674439cbc0ebcfae854f2c4bcc65f1bbee2f0e0c47b509425278c9
+# autobatch: inputs-sha256=00a1bfd4f35fa58be2cbc74c8a604b99a2f621efda60d91739187e69c640e153
 # autobatch: body-sha256=85893f930dccaabddbcc16e4ec374f748d4e8bef5fed893a1f13a68be36059cf
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=8139ed421784a79b30c53c77ee76294a0662d2bab842b3f7993c342eebf53c66
-# autobatch: inputs-sha256=815600063ac639a842fa4c5d03b0fa9213adb4068bab09ea40e58321b75d72b3
+# autobatch: source-sha256=f154eb8d085b1572aa7e6b645821abfa2d07a1bf24f57da810469a5f1cbe4d2c
+# autobatch: inputs-sha256=0becfa2c131926fb68a44ba1612d3028f1bd6a1089a30c69d154d97923450e27
 # autobatch: body-sha256=c4321403648bcc5d02f020fe382ebe4e9ba8c9d45b899a3766b79f531ccc62e8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=b137312df66a01db2520b8b955b1ffe56d37f61518e4107cb19c6e61718a4677
-# autobatch: inputs-sha256=77b4d9849e9716cec1ad323313c41b8b447dddafbf96af3519012668b7a6819d
+# autobatch: source-sha256=5d98921b9c56045fed4e08c0f549e95146c037c5f37c0823c0d7d33586fc68b1
+# autobatch: inputs-sha256=7654c50beb4b462ba2de3a087cb0989444e80c94077f646f998103f558c7f3d3
 # autobatch: body-sha256=d2c9f15699d2e6ea4e38317b8c33dc482b4b6436af4325581058a7e92093074d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=f7649bc713622395f17b47eb4441fb731e0906141a88f350ad9de7fe417b13cc
-# autobatch: inputs-sha256=7174d92d876133fd8c93cb73a9cba2fc720aa540e21affbb2dfe28f0e43fab36
+# autobatch: source-sha256=ed3ddc16ce559b533984663098de44ee2ec181350824e9061e8ea356c066b900
+# autobatch: inputs-sha256=fbd2558fcd4b25293208b5e36b729918b019ae574c68d8661dc3957597e2c5a1
 # autobatch: body-sha256=97093650f0717711c67861775cc8f036edd22fb32a68c6862fda528263736c32
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

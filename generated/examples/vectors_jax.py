@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=8f85287e5eb1386343f1563b1c86297412adb5f58f6bdac588b0aa72338277d7
-# autobatch: inputs-sha256=653f34a653489fb140dfbc423a27d8791ae99a5b457ed3ca072f9f5e2fb8bcbe
+# autobatch: source-sha256=7522e76faf545fb862d4739d8fe26843fe47cf3b572643aa334e1331184ef7ee
+# autobatch: inputs-sha256=5fb36456609375e7263f5fc9933f199944942ba47d943fa4c88e117d3d2b38e5
 # autobatch: body-sha256=dfecfd64276ffb505ff46d9924725083e37da89588571e7b1b7c7478ef710c55
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

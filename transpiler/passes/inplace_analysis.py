@@ -32,6 +32,7 @@ from transpiler.passes.inplace_sharing import (
     age,
     compose,
     join,
+    makes_list,
     names_of,
     parse,
     rebinds_one_slot,
@@ -123,7 +124,9 @@ class Analysis:
                     slot = rebinds_one_slot(ins)
                     self.write(written, state, block, index, ins.origin, check, slot=slot)
                     if slot:
-                        self.store(written, stored_value(ins), ins.namespace, state, ins.origin)
+                        value = stored_value(ins)
+                        temporary = self.same_statement(block, index, value)
+                        self.store(written, value, ins.namespace, state, ins.origin, temporary)
                 else:
                     augmented = augmented_name(ins)
                     before = state.get(augmented, frozenset())
@@ -249,7 +252,37 @@ class Analysis:
                     )
                 )
 
-    def store(self, var, value, namespace, state, origin):
+    def same_statement(self, block, index, value) -> bool:
+        """Whether `value` (a stored value) is a name the same statement
+        defined just before: a tuple assignment's temporary
+        (`m[i], m[j] = m[j], m[i]`, a row swap: a permutation of the rows,
+        which leaves no two slots one object)."""
+        if not isinstance(value, ast.Name):
+            return False
+        origin = block.instructions[index].origin
+        for ins in reversed(block.instructions[:index]):
+            pattern = getattr(ins, "vars_out", ())
+            if value.id in ir.pattern_names(pattern):
+                # (`dp[i] = dp[i - 1]` reads its value into a name of its own)
+                return not isinstance(pattern, str) and ins.origin == origin
+        return False
+
+    def is_list(self, root) -> bool:
+        """Whether the object `root` stands for was made as a Python list
+        (inplace_sharing.makes_list); parameters and globals are arrays."""
+        if root[0] == "old":
+            root = root[1]
+        if root[0] != "site":
+            return False
+        ins = self.blocks[root[1]].instructions[root[2]]
+        if not isinstance(getattr(ins, "expr", None), str):
+            return False
+        node = parse(ins.expr)
+        if len(root) > 3 and isinstance(node, (ast.Tuple, ast.List)):
+            node = node.elts[root[3]]
+        return makes_list(node)
+
+    def store(self, var, value, namespace, state, origin, temporary=False):
         """After `var[i] = value`, `var` holds the objects value is part of
         as its items: `b[0] = m[0]` makes b's first item m's row, and
         `b[0][1] = 5` then changes m (b: ITEMS of m).  Not followed, for the
@@ -257,16 +290,24 @@ class Analysis:
         fresh temporary: "an item is this very array"), and a value stored
         deeper (`dp[0][0] = grid[0][0]`, a number, whose root's items are
         rows)."""
-        added = set()
+        added, rows = set(), set()
         for name, how in sources_of(value, namespace, self.local_names):
             if isinstance(name, tuple):
                 roots = [(name, how)]
             else:
                 roots = [(root, compose(held, how)) for root, held in state.get(name, ())]
             added.update((root, ITEMS) for root, held in roots if held in (PART, ITEMS))
+            rows.update(root for root, held in roots if held == PART)
         # A root var holds already (`arr[i], arr[j] = arr[j], arr[i]`) it
         # holds at least as closely.
         mine = {root for root, _ in state.get(var, ())}
+        own_rows = [root for root in rows if root in mine and self.is_list(root)]
+        if own_rows and not temporary:
+            # `dp[i] = dp[i - 1]`: on a list of rows, two slots are now one
+            # object, and a later `dp[i][j] = x` changes both; the compiler
+            # copied the row.  Marked by a root of its own, which every name
+            # sharing var's items carries along (refused in `write`).
+            added.add((("rows", str(origin), origin.text if origin else ""), ITEMS))
         added = {(root, how) for root, how in added if root not in mine}
         if added:
             state[var] = state.get(var, frozenset()) | frozenset(added)
@@ -345,6 +386,12 @@ class Analysis:
         held = with_how(state, var)
         if slot:
             held = {root: how for root, how in held.items() if how != ITEMS}
+        # `m[i] = x` on a list itself rebinds slot i: the row that was there
+        # is unchanged, as is every copy of the list (`m[1:]`, `list(m)`);
+        # only a name that is the list (`w = m`) sees the new item.
+        rebound = {
+            root for root, how in held.items() if slot and how == SAME and self.is_list(root)
+        }
         for root in held:
             if root[0] == "param":
                 self.mutated.setdefault(root[1], origin)
@@ -352,6 +399,8 @@ class Analysis:
         if not check:
             return
         what = _at(origin)
+        if not slot:
+            self.self_rows(var, held, origin, what)
         if via is not None:
             where = self.first_writes.get(via)
             inside = f", `{where.text}` at {where}" if where else ""
@@ -375,6 +424,8 @@ class Analysis:
         for other in live - defined - {var}:
             theirs = with_how(state, other)
             for root in set(theirs) & set(held):
+                if root in rebound and theirs[root] != SAME:
+                    continue
                 conflicts.append((ORDER[theirs[root]], other, root))
         for _, other, root in sorted(conflicts):
             theirs = with_how(state, other)
@@ -389,6 +440,19 @@ class Analysis:
                 f"make {other!r} a copy where it is made (`.copy()`), or finish "
                 f"reading {other!r} before the assignment"
             )
+            if self.same_statement(block, index, ast.Name(id=other)):
+                # `a[i], a[j] = a[j], a[i]` on an array's rows: NumPy reads both
+                # as views, copies row j into row i, then row i (now j's) back
+                message = (
+                    f"{what} swaps rows of an array: NumPy's values on the right are "
+                    f"views of {var!r}, so after the first row is written the second "
+                    "is the new one, and Python leaves both rows equal (the compiler "
+                    "would swap them)"
+                )
+                hint = (
+                    "swap through a copy: `row = a[i].copy()`, `a[i] = a[j]`, `a[j] = row` "
+                    "(or build the matrix as a list of lists, whose rows swap)"
+                )
             # `b = list(v)` then `b[0] = 9`: b is a new list of v's elements,
             # and the write changes v only if those elements are arrays (rows)
             ours_items = held[root] == ITEMS
@@ -403,6 +467,28 @@ class Analysis:
                     elements=theirs[root] == ITEMS or ours_items,
                 )
             )
+
+    def self_rows(self, var, held, origin, what):
+        """A write into an item of `var` after `var[i] = var[j]` (a row of
+        itself): in Python the two rows of a list are one object, and both
+        change; the compiler's rows are copies.  Refused where var's items
+        are arrays (rows; on a vector the items are numbers, copied alike)."""
+        for root in sorted(r for r in held if r[0] == "rows"):
+            since = self.acquired.get((var, root))
+            line = f"`{since.text}` at {since}" if since else f"`{root[2]}` at {root[1]}"
+            self.deferred.append(
+                Deferred(
+                    ir.qualify(self.fn.name, var),
+                    f"{what} changes a row of {var!r} that another of its rows is too "
+                    f"(since {line}): in Python a list's slots then hold one row, and "
+                    f"both change; the compiler copied the row",
+                    origin,
+                    f"store a copy of the row (`{var}[i] = list({var}[j])`, or "
+                    "`.copy()` on a NumPy array)",
+                    elements=True,
+                )
+            )
+            return
 
     def param_rule(self, var, held, origin, what):
         """A write that reaches a parameter's object must go through the

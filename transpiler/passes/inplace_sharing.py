@@ -288,6 +288,23 @@ def rebinds_one_slot(ins) -> bool:
     )
 
 
+def makes_list(node) -> bool:
+    """Whether the expression `node` makes a Python list (a display, `[x] * n`,
+    a comprehension, `list(...)`, `sorted(...)`) rather than a NumPy array.
+    Their items differ: `m[i] = m[j]` makes two slots of a list one row
+    object, and copies the row of an array; `m[i] = x` leaves the row that
+    was in slot i of a list as it was, and writes into it in an array."""
+    if isinstance(node, (ast.List, ast.ListComp)):
+        return True
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return isinstance(node.left, ast.List) or isinstance(node.right, ast.List)
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("list", "sorted", REPEAT)
+    )
+
+
 def stored_value(ins):
     """The value an item assignment `v = __setitem__(v, items, value)`
     stores (the innermost one of `v[i][j] = value`)."""

@@ -170,6 +170,12 @@ class _Rewriter(ast.NodeTransformer):
             raise SubscriptError("`...` in a subscript is not supported: write the axes out")
         if isinstance(item, ast.Constant) and item.value is None:
             raise SubscriptError("`None` (a new axis) in a subscript is not supported: use np.expand_dims")
+        if isinstance(item, (ast.List, ast.ListComp, ast.Tuple)):
+            raise SubscriptError(
+                f"`{ast.unparse(item)}` indexes by a list of positions (NumPy's fancy "
+                "indexing), which is not supported: read or write one item at a time "
+                "(to swap rows: `row = a[i].copy()`, `a[i] = a[j]`, `a[j] = row`)"
+            )
         value = self.values.of(item)
         if value is _UNKNOWN:
             return "dynamic", item  # reported when the whole expression is evaluated

@@ -117,6 +117,101 @@ def modular_power(b, e, m):
 
 
 @ctx.batch
+def matrix_chain_order(dims):
+    """The textbook DP: a table of ints that takes float('inf')."""
+    n = len(dims) - 1
+    m = [[0 for _ in range(n)] for _ in range(n)]
+    for length in range(2, n + 1):
+        for i in range(n - length + 1):
+            j = i + length - 1
+            m[i][j] = float("inf")  # <-- a float into a table of ints
+            for k in range(i, j):
+                cost = m[i][k] + m[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if cost < m[i][j]:
+                    m[i][j] = cost
+    return m[0][n - 1]
+
+
+@ctx.batch
+def pascal_joined(n):
+    row = [1] + [0] * 7  # <-- two lists joined (was added elementwise)
+    for k in range(n):
+        prev = row[:]
+        for j in range(1, k + 2):
+            row[j] = prev[j] + prev[j - 1]
+    return row
+
+
+@ctx.batch
+def extended(v):
+    out = [0] * len(v)
+    for i in range(len(v)):
+        out[i] = v[i] * 2
+    return out + [0]  # <-- a list and a display joined
+
+
+@ctx.batch
+def doubled_list(v):
+    out = [1] * 3
+    return out * 2  # <-- a list repeated (was multiplied)
+
+
+@ctx.batch
+def pascal_row(n):
+    """Each row from a copy of the one before: `row[:]` of a list is a new
+    list (of an array, a view)."""
+    row = [0] * 8
+    row[0] = 1
+    for k in range(n):
+        prev = row[:]
+        for j in range(1, k + 2):
+            row[j] = prev[j] + prev[j - 1]
+    return row
+
+
+@ctx.batch
+def lcs_two_rows(a, b):
+    """Longest common subsequence in two rows that swap each round: the
+    names trade lists, and no write into one reaches the other."""
+    n, m = len(a), len(b)
+    prev = [0] * (m + 1)
+    cur = [0] * (m + 1)
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            if a[i - 1] == b[j - 1]:
+                cur[j] = prev[j - 1] + 1
+            else:
+                cur[j] = max(prev[j], cur[j - 1])
+        prev, cur = cur, prev
+    return prev[m]
+
+
+@ctx.batch
+def count_components(edges):
+    """Union-find with path halving in a helper: `parent` holds numbers read
+    from `edges`, and the helper's writes to parent never reach edges."""
+    parent = [0] * 6
+    for i in range(6):
+        parent[i] = i
+    components = 6
+    for e in range(len(edges)):
+        ra = find_root(parent, edges[e][0])
+        rb = find_root(parent, edges[e][1])
+        if ra != rb:
+            parent[ra] = rb
+            components -= 1
+    return components
+
+
+@ctx.batch
+def find_root(parent, x):
+    while parent[x] != x:
+        parent[x] = parent[parent[x]]
+        x = parent[x]
+    return x
+
+
+@ctx.batch
 def moving_average(v):
     k = 3
     out = [0] * (len(v) - k + 1)

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=6d9779a19a20a24e5d4d643213cbf0bf95c7a478af2d6f1567bf7315585c34b4
-# autobatch: inputs-sha256=ae42a4365a80e561a35e161eacf61ac32da927f5495a2e2eed0d779fdb6a9c9b
+# autobatch: source-sha256=3f76e0184a63a9127512b0a063f9fa60ac51a89516c7ae138a2e4c3454acf372
+# autobatch: inputs-sha256=b7045f803346a453075d704f8edc6c5e2868104b3cba817b0e15496736619194
 # autobatch: body-sha256=2a290d25970895b4d5f4bd8b0d094415ac75986743e17f56bbfd15fd91581984
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

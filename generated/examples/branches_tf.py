@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=3119946f2783d2eb0428938b6440bbd503fd6cc0ac9d486b9832ab4e517d8bc7
-# autobatch: inputs-sha256=1453862afe3772a27bc8aa4afc2c957cee6a895c5ca44af73f732c16cbdf0d0a
+# autobatch: source-sha256=ef9ace980b275048e116bb96820f51ca8520819c6a6de0362388f0c17e3b56bc
+# autobatch: inputs-sha256=9e726a246225b2640ce59b48a9dbdb7210b355e9a6bbdaca789195ee8523d181
 # autobatch: body-sha256=844737ecd2797773b068f365ebfc794f4681b8a7e8eb620f59ef11ea154099eb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

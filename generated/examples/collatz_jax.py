@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=84141f42eeeb7d8d320f97efa11eb3c2ee6f69f8182c3ae234dce361da19c917
-# autobatch: inputs-sha256=a450f99183d763a0daef820fb2ae18783b185f634e1cbbf4912c89c1098d6d5c
+# autobatch: source-sha256=5c64b5d1ed3b249f8d8a656ab4686c2d731702b622495819c1f805221cc4ed96
+# autobatch: inputs-sha256=b0590a3a27e38756cf657faad72f83359fc370bb362ea33378ca165a46c5a7de
 # autobatch: body-sha256=e15872e7010711104e837173963bccfe5aed6b167da0ec3a77d6f751fd7a302b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

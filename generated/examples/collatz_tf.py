@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=6723a93184b2248daa470e2b52ac5a5393eba47c00d3c75c619f0f8a0a2feed9
-# autobatch: inputs-sha256=82a9188f8848e8b20716ca7cba6217ec64d8f664856d74806deb2ad73c66bb7a
+# autobatch: source-sha256=ac76e4062031e1c698ecc2cd5b0333220aa4659dc2f40a9cef0b2481a7243084
+# autobatch: inputs-sha256=f8a5c1df0ed6faa3541236b3845961e0fc060103c09e7e668b3f55a004bb4835
 # autobatch: body-sha256=85155080082add6137473af999715a1084d32f2b63cf353c707773d7d131c32c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=bf4fd9fc8d52887a7f605ac5c9469a1a137d983da7591f6f16baf6240eadc85c
-# autobatch: inputs-sha256=3ba00464b6c9a68334d47022c14f1b6a97c5282f9f84f57ef89a770eec62f514
+# autobatch: source-sha256=1a2a1d15a2ec0fb9cd9498b9e7bd076fb6513fb497918e67f7eb8ab0d708b31c
+# autobatch: inputs-sha256=5a24ad7e749606b715088c937542c6596723b9f8f5cfea5acf8a559119af574a
 # autobatch: body-sha256=6ed7708100f2f3da6f4a8dba543c879476a974e69154e88aad5e21bbd38e4e14
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

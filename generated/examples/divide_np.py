@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=d901d70b29827abf419d69e82d7c69993bea216f9c87cb58c2e77a20ca3a5340
-# autobatch: inputs-sha256=9e97651fd7676c6e92cf9a9d263c8a8488c230d540add62efc252c8f93218c08
+# autobatch: source-sha256=3ff6e1b3ddbc500685e9d55cb11a96f3469849830c28fe9095b24720d8b182c9
+# autobatch: inputs-sha256=fd5efe22b409fff88e143e5077b0d1217c518d6ed697132e5c508e6fbd2eba21
 # autobatch: body-sha256=01831231cc56e86e62f3c10f0eb93f80302672c6469593e10c0c63c655501a09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=22805e19f31378b2fc655b2d784cf5cfe9ef7f99bc153984514d3f69aaadc515
-# autobatch: inputs-sha256=177bd8bdc47f48126a453c84fbf1b75f4d6b0cb071a4a713c5ba9e47665f83a4
+# autobatch: source-sha256=25d6f40e8de113774581aa0e4edb9a2683119b4b92a78961eda3b20779995762
+# autobatch: inputs-sha256=95898135cdefb28b78b7f86a1cf5c431851953a9438fd4ceaa603b5c686a4b67
 # autobatch: body-sha256=be1e04742ed5ee5c1c0854e9af8cdbdb2946c735c8cc7dda788fae5ea4a166aa
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=43826d369a8820fb104ac0252ddef39f996e9e606637461a45770c7161a65a0b
-# autobatch: inputs-sha256=e71635f47a70c15d49d96ba53c6252811af417d9dc2a26555b2864dbe04db019
+# autobatch: source-sha256=f66e4621936a8a80aab50db080dfb08c2df526d552baeb0ebc73b718db14430f
+# autobatch: inputs-sha256=bba193d002d5590b67e75c3e45e9e8f495d42a892a153cf7a774dbf209278e7c
 # autobatch: body-sha256=d408fd30531a98a4e82bb1179b1159b5709704830221b88083c28fc46daa0aa6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

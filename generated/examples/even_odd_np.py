@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=c30450404ce135748c839f721898b8110960275fb54b1af435ac0a0abe0ee07a
-# autobatch: inputs-sha256=565e3ddeba8ba42aa5f549fa2b76437ae96b51fd11bdf9ae45d5e7859ad0d2bc
+# autobatch: source-sha256=c1973d326fa8320a225311100ca1c40d9e260d177adff17e8aad956011316a1f
+# autobatch: inputs-sha256=0940e357c27709909908059eb473fa6f2f61834488414846e538d20644ce8e3c
 # autobatch: body-sha256=cd7764e37bd0f9490358fa1afff7a6746a791916fcaefdbab16eb505a35bfa7a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

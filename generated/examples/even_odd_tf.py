@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=d63d84974d642901406888ef2c12b3058c7165e77ba973d7220cd50e09b24f25
-# autobatch: inputs-sha256=8327d8d3cd3d3946be1fa58d39f9c04ad7d5920a713869e914bc0436e0fd79c5
+# autobatch: source-sha256=956c3a4f5a3e9eb60fc144d6f206120c6183bc3c7920a1f5cd05fc5b18339765
+# autobatch: inputs-sha256=f763e708074bec3dce91822f16d0690d42d6b49b8f427886978abffe63fbed8c
 # autobatch: body-sha256=e1ba408a30d34e4f5336838a70a60e8a7b54c18b759bb9741f0472edd1f25637
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

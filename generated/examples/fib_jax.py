@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=fec0e8f1cec296fd32203a71f400357fd87b4ad9056a8f4f0d0cd530fafff5ca
-# autobatch: inputs-sha256=403dfe9a9a42064549a4ec2b9b7b3e13d00e2bf5a1f84d9922d9e5a2b54c9017
+# autobatch: source-sha256=5c24ae5b6b8327a6aad045e4da858f02c578ab46d8cb27155031f8838b4bc5f0
+# autobatch: inputs-sha256=73b4d7e44ddac975a853b4d7435e20526f361fb10c08f69bcd87782606f65eaa
 # autobatch: body-sha256=5d39fef1a450037be470154f7915d9fd4c159ad1e59d68ff0fef2b56fbf28e13
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

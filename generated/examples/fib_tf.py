@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=dcdaa082107ed74953c59547a24efcef17dd375e3149441241aeb8c05ea7dc9d
-# autobatch: inputs-sha256=5fb8bcdd184d2eaee8dde9eb8137446c5e9e106404fe5abf38cb62d50b2d15bd
+# autobatch: source-sha256=6a28d713a55165c2994dcc56a6847fcc1a87810b0ad940719f86ce1c51338add
+# autobatch: inputs-sha256=a8ba00ef2932bdd635ce97f8528b6e864f30d5c7e0f59b78b9dab4a12cabedcd
 # autobatch: body-sha256=f7f83898e88a6826d126747cc811d0068a9f4a5f543e959ecc04ac089a253125
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=b70473ecb562f32875b7c133edb6ba8e3166edda9f7c4e64b23986cb5d3f483f
-# autobatch: inputs-sha256=bd2e561e89e55a5f6d8f8fe50cef12e395e1e27b4dc412d05f1bc66022e7719a
+# autobatch: source-sha256=6013f4bccaeaae5fd27e17b7ca209cc7cdc67d3d9742b9c8e0006c259a8df571
+# autobatch: inputs-sha256=647153762bca67e916ad9ef36418da17d1c79ebde3229c0e75885aea58b8d3c3
 # autobatch: body-sha256=12fa5d52661e77f12974dfba3a322d5c8209a39f592f216c5d826032f246ab2d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

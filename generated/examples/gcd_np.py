@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=e2492c571ece893afe0cde4706cfa86bd5c5b9aaaab1dab0f2b8511f092e7f20
-# autobatch: inputs-sha256=8693ebbcecaec6d879b274f6cfe200694f62e47e44cba5cd095c20d6a8d50bc2
+# autobatch: source-sha256=36270744be1d2fb8c578003e057a97e9dc543aa0ee6a413bb08e6e556dbb7038
+# autobatch: inputs-sha256=fef1d95c12b317c985f569bc038c1386e4c00e86ee0bee7b2d447afbf67a3bd4
 # autobatch: body-sha256=37fb69a516883bc7deb6c16eb96219556c35480266f2161e9f695ae3a4151825
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

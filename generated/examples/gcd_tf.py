@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=9aff325ff2f0c7da71e2a08d3c895a8dbd391515814c0b62d33ecb1f9bec01fe
-# autobatch: inputs-sha256=9565a642f74534ac6f05099f1a8bca8c2d1b1ac6707e33149d0dc65c123690cc
+# autobatch: source-sha256=8c18761abadb59bab986a93493e7ac3ef0dbc918ab4ab7bd698a9388a97a59ad
+# autobatch: inputs-sha256=c4e4797dd4bed33af0c58ae1613dcbd5385db6fb88d477bc5fc90bbdbe46ebf2
 # autobatch: body-sha256=ef5ed2d52173cdeb51c425b3ccc624e45f6030d6545dcdbf67f237ed183a1c2b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=d1d6a5cef8bbb2522ce1bd426b0dc3cd0fb2ea4d844d42d5febfc75f49db1d69
-# autobatch: inputs-sha256=31f49195b17557397178fba2252e63d49b10dda71a81e369f6b0e56a0971b234
+# autobatch: source-sha256=2c67ffe9c143e10f559163ec266c60bd567a5c56075431185671b6f306acd8f3
+# autobatch: inputs-sha256=378b67dd54ac55631c707599e363c07b7cc3ad4084f8c137e736df9ebe91eed2
 # autobatch: body-sha256=bd34b1f32092e98a72ff9769acf420d68e1b3b964c4e08cf5a16da2d82877f8d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

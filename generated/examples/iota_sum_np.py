@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=de1be73165ddb8aaa1840731fa390e7663a1c26ffa32aca5dd1928eac4f5af96
-# autobatch: inputs-sha256=8338396a2e6bd3d212585dc5712ab7deb70f6a87ecfa357304fedc7e39c377a5
+# autobatch: source-sha256=754cc00a458cfebbf081d60edca0787c948f047c31995fa24bb534105420217f
+# autobatch: inputs-sha256=aa0adf5455fcc6a95d75388401db3eeb52d481afa5e36ad4687b9b1a45c78f6c
 # autobatch: body-sha256=60767a48484df8fe5247e95162f162eeb50ed9dc9f953d3214b7e705f2ad6518
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

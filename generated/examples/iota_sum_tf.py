@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=e0b532c0099195e3f9e4748011cde05080799c6d1928351fe8e0549db7c1200f
-# autobatch: inputs-sha256=7e94cdef55b657a7bb64597c7ceca990837398666603788962f30971a1353777
+# autobatch: source-sha256=e40310dcecff79f534638578642334b3609a59a49e2e6d87f60230cd07763cc7
+# autobatch: inputs-sha256=69e066a1a407b3c9bec3d01ccdb3200b2d92c5ad32ab930d4a8ea7f26d4f32a8
 # autobatch: body-sha256=fb99b8e46a26100aac56771e2b9d0f93d0011c38da2c876aa0c5376610218ef1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

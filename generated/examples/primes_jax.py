@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=c9571b3aceb414ec5859ce431dc3a6cfa5d81b540bcd284e112ff4c38fc38fd0
-# autobatch: inputs-sha256=f39d1f06244ec71da315baca50c71aefbda32e392dfa9d314edcfbdd365063bd
+# autobatch: source-sha256=4effe286486cc0767c0d3e43be8d48c647fc7bf72dd0020664551f7efaf79f96
+# autobatch: inputs-sha256=ea819db8862f0fe8d706ebccb03dd2a7a853741d0dd119552a82ada98c2cc7c7
 # autobatch: body-sha256=31405d32d7a3957bee62ab7023218b11803aa825fe3600ec03505e38f5e03cc5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=906c33ce23a14bf070b90e4c9abf0f361cae53b6a0c0b0cffb907742555b6488
-# autobatch: inputs-sha256=90f5a7c160966fd22e3940994bda67fb08fcccf4b5ec1e75c7a5b5c5d0029ad9
+# autobatch: source-sha256=fee059ea18c00f52a909f33e8f4d2e22978fc5f720409130a2f153424ba29618
+# autobatch: inputs-sha256=1fa3299fe5d2e990491468ed4246b527c63cb2d7f42dfc8ccd494dceb2d04146
 # autobatch: body-sha256=f98f3ef540b0c4aebe3030f674883ec82dda8bccf873af4530f12ef848835759
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

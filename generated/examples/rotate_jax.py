@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=14372c4e0a1d21ec59d098b8463f785c7ec5d5562f3f1d9dd9d1212402ead279
-# autobatch: inputs-sha256=529d252f683790dcac1c56828fdb6ab8b6adae428b577fa5ffe7cb64fbcdfb1d
+# autobatch: source-sha256=7b49da0f55ecd0ef225321fc2c3cfb6c61cebc353ff57291b65bd948596f8e09
+# autobatch: inputs-sha256=e45a86efaf3f9ad02f4a2ed8ee15e5edcf7beed80d149f055c8529a3f5d02d7f
 # autobatch: body-sha256=967863f28aa2e236cc6fa2e99bb9204da852292a3762c2628ca8fbec8399625d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

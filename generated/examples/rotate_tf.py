@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=7c85341ba766d784fe020e94c51a217f9071ef90241d3430aa4ae1496db60d2a
-# autobatch: inputs-sha256=c31e2a16b201cafeb4a8affb9a572b16facafcec5660c9c68dca6a01049ba1f7
+# autobatch: source-sha256=149a3d4d76eb921d0d975f3e8a09496dac87a946d799e42b02aec5dade5c620d
+# autobatch: inputs-sha256=81e0fa31910c64201c6b0d435eeb00007cf3d538ed880a83c0d028c4b005172e
 # autobatch: body-sha256=9a27754ebbcf056943f4195d4f393b17523c6cd3f5bac5b74d4d1dc409f36cc0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

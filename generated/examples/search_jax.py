@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=fdce2b3e00f383a829ed1654622d1986756f7f6b3e4f68cfaeb1fe5ff0431fe7
-# autobatch: inputs-sha256=b4215aaf49ad3d180178934ebd3a6218c6bfa814d655f461eb3b68f4c782a06c
+# autobatch: source-sha256=2bd32007e1538bce81e7b5c176dec89d1df6e717656c50701f689b62db0a9d9d
+# autobatch: inputs-sha256=22aedeb6c55dbee178dd5269e203179d2b79549557bfa9b42b5a9a0973efd690
 # autobatch: body-sha256=6c91182aff57774800649d345d0cab039b0b0787c001afcca3207853a4518d67
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=ffb99f974e34bde1449df777781b75edea03009c4a516f9612e0ea778248ebc0
-# autobatch: inputs-sha256=7b3d08f1ef57acfba122b9d4afb39fddc314ba63256fd84802468f969fcb0cb5
+# autobatch: source-sha256=adfc2167847f27399a7ffa3cf489b3d5839a54ae6e70922bd92c0197658595e6
+# autobatch: inputs-sha256=40f65d866aca3d384e8ee72f58ea505ae55a6b6e80468b388d549da159f4f994
 # autobatch: body-sha256=d9465dd6c703882764a513b13a1adae20c61ea573cd1b038e7c073f2842a24d1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

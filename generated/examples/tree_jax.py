@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=f154eb8d085b1572aa7e6b645821abfa2d07a1bf24f57da810469a5f1cbe4d2c
-# autobatch: inputs-sha256=0becfa2c131926fb68a44ba1612d3028f1bd6a1089a30c69d154d97923450e27
+# autobatch: source-sha256=fdfac7a190a02ee9e825efb12937f1380f29d780063c1566a11034c6548ded46
+# autobatch: inputs-sha256=1c460a7507bc816430c50a037c975998ef4b07b60b5a6d85b90b6b3fa22c08e6
 # autobatch: body-sha256=c4321403648bcc5d02f020fe382ebe4e9ba8c9d45b899a3766b79f531ccc62e8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

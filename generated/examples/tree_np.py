@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=5d98921b9c56045fed4e08c0f549e95146c037c5f37c0823c0d7d33586fc68b1
-# autobatch: inputs-sha256=7654c50beb4b462ba2de3a087cb0989444e80c94077f646f998103f558c7f3d3
+# autobatch: source-sha256=a92efa13f109776ca95556b708ab7f46cee7df34eed074a1275af828241e744d
+# autobatch: inputs-sha256=9055e409981132b92fed61ec17a929081f202db470b74345b884bfac4210b9bc
 # autobatch: body-sha256=d2c9f15699d2e6ea4e38317b8c33dc482b4b6436af4325581058a7e92093074d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=ed3ddc16ce559b533984663098de44ee2ec181350824e9061e8ea356c066b900
-# autobatch: inputs-sha256=fbd2558fcd4b25293208b5e36b729918b019ae574c68d8661dc3957597e2c5a1
+# autobatch: source-sha256=a9d0055dfd473db4109787ba441fec96fec2d70e8cfb83b4088bd9922c6227de
+# autobatch: inputs-sha256=e773df701ab44bbe1b56131f70f92c14bde4eb4c2d8d00a88d6a08cc641c9095
 # autobatch: body-sha256=97093650f0717711c67861775cc8f036edd22fb32a68c6862fda528263736c32
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

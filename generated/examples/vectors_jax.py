@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=7522e76faf545fb862d4739d8fe26843fe47cf3b572643aa334e1331184ef7ee
-# autobatch: inputs-sha256=5fb36456609375e7263f5fc9933f199944942ba47d943fa4c88e117d3d2b38e5
+# autobatch: source-sha256=ad78b770fee0423bfa8ef5f37d1c1013b7a28641e16df00f343a8470f01e4098
+# autobatch: inputs-sha256=591394c4ee8c57aca1fda57efda44b0301cda57baa407f1dfd050cc3262398dd
 # autobatch: body-sha256=dfecfd64276ffb505ff46d9924725083e37da89588571e7b1b7c7478ef710c55
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

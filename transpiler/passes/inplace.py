@@ -146,8 +146,10 @@ class Rewritten:
             if d.variable not in types:
                 continue  # a function never reached with known types
             t = types[d.variable]
-            if d.also is not None and not _holds_arrays(types.get(d.also)):
-                continue
+            if d.also is not None:
+                also = types.get(d.also)
+                if not (_elements_hold_arrays(also) if d.also_elements else _holds_arrays(also)):
+                    continue
             if _elements_hold_arrays(t) if d.elements else _holds_arrays(t):
                 raise UnsupportedSyntaxError(d.message, d.origin, d.hint)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import itertools
 from typing import Dict, FrozenSet, List, Optional, Tuple
 
 from transpiler.errors import UnsupportedSyntaxError
@@ -53,6 +54,7 @@ class Deferred:
     hint: str
     elements: bool = False  # only if its elements hold arrays (`list(m)`: rows)
     also: Optional[str] = None  # and only if this variable (qualified) holds arrays
+    also_elements: bool = False  # ... in its elements
 
 
 @dataclasses.dataclass
@@ -100,7 +102,7 @@ class Analysis:
                     continue
                 out = self.block(self.blocks[name], states[name], check=False)
                 for succ in liveness.successors(self.blocks[name].terminator):
-                    joined = join(states.get(succ), out)
+                    joined = self.join_relabelled(states.get(succ), out)
                     if joined != states.get(succ):
                         states[succ] = joined
                         changed = True
@@ -113,6 +115,45 @@ class Analysis:
         params = tuple(p for p in self.fn.params if p in self.mutated)
         flows = frozenset(self.fn.params.index(p) for p in self.returned)
         return Result(params, flows, self.deferred)
+
+    def join_relabelled(self, before, incoming):
+        """`before` joined with `incoming`, whose new objects may first be
+        relabelled: `prev, cur = cur, prev` at the end of a loop body swaps
+        which name holds which of two lists, and joined as they are, both
+        names would seem to hold both lists (a write into `cur` would then
+        reach `prev`).  A root is only a label for one object made at some
+        site; any one-to-one relabelling of those of one path keeps every
+        name's sharing as it was.  The relabelling that joins into the
+        fewest pairs wins (the identity first among equals)."""
+        plain = join(before, incoming)
+        if before is None or plain == before:
+            return plain
+        # (candidates: the lists of the names whose sharing differs)
+        labels = sorted(
+            {
+                r
+                for name, roots in incoming.items()
+                if roots != before.get(name)
+                for r, _ in roots
+                if r[0] in ("site", "old") and self.is_list(r)
+            }
+        )
+        if not 2 <= len(labels) <= 5:
+            return plain
+        best, best_size = plain, sum(len(v) for v in plain.values())
+        for order in itertools.permutations(labels):
+            mapping = dict(zip(labels, order))
+            if all(a == b for a, b in mapping.items()):
+                continue
+            renamed = {
+                name: frozenset((mapping.get(r, r), h) for r, h in roots)
+                for name, roots in incoming.items()
+            }
+            joined = join(before, renamed)
+            size = sum(len(v) for v in joined.values())
+            if size < best_size:
+                best, best_size = joined, size
+        return best
 
     def block(self, block, state, check):
         state = dict(state)
@@ -181,6 +222,11 @@ class Analysis:
                 roots.add((name, how))
                 continue
             for root, held in before.get(name, ()):
+                if how == VIEW and held == SAME and self.is_list(root):
+                    # `row[:]` of a list (NumPy's `asarray` of one too) is a
+                    # new list of the same items, where an array's is a view
+                    roots.add((root, ITEMS))
+                    continue
                 roots.add((root, compose(held, how)))
         if not isinstance(pattern, str):  # unpacked: each name may be any element
             roots = {(r, compose(h, PART)) for r, h in roots}
@@ -465,6 +511,10 @@ class Analysis:
                     origin,
                     hint,
                     elements=theirs[root] == ITEMS or ours_items,
+                    # `parent[ra] = rb` with rb read from edges: parent's
+                    # items are numbers, and no write through it reaches edges
+                    also=ir.qualify(self.fn.name, var) if ours_items else None,
+                    also_elements=True,
                 )
             )
 

@@ -298,6 +298,9 @@ def makes_list(node) -> bool:
         return True
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
         return isinstance(node.left, ast.List) or isinstance(node.right, ast.List)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        # `[1] + [0] * n` (a list and an array would add elementwise)
+        return makes_list(node.left) and makes_list(node.right)
     return (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)

@@ -23,8 +23,8 @@ from transpiler import backends as B
 from transpiler import types as T
 from transpiler.errors import BatchTypeError, where
 from transpiler.ir import instructions as ir
-from transpiler.ir.builder_support import REPEAT
 from transpiler.passes import batch_axis, broadcast, python_builtins, subscripts
+from transpiler.passes.inplace_sharing import makes_list
 
 
 class PlaceholderEvaluation:
@@ -85,7 +85,12 @@ class PlaceholderEvaluation:
             text = expr
             env = self._placeholder_env(vars_in, _promote_weak(inputs))
             ragged = any(T.is_ragged(t) for t in inputs)
-            if python_builtins.mentions(text) or ragged or any(T.is_optional(t) for t in inputs):
+            if (
+                python_builtins.mentions(text)
+                or ragged
+                or any(T.is_optional(t) for t in inputs)
+                or python_builtins.joins_lists(text, self._list_names(fn))
+            ):
                 # first: `list(v)[1]` is a subscript of v
                 text = python_builtins.rewrite(text, self._values(fn, env, subscripted=True))
             if subscripts.mentions(text):
@@ -127,12 +132,22 @@ class PlaceholderEvaluation:
         where NumPy's own int arrays (a parameter) cut it, as on one example."""
         key = ("list_names", fn)
         if key not in self.cache:
-            names = set()
+            names, copies = set(), []
             for block in self.program.function(fn).blocks:
                 for ins in block.instructions:
                     if isinstance(ins, ir.PrimOp) and isinstance(ins.vars_out, str) and isinstance(ins.expr, str):
                         if _makes_list(ins.expr):
                             names.add(ins.vars_out)
+                        elif ins.expr.isidentifier():
+                            copies.append((ins.vars_out, ins.expr))
+            # `m = items_1`: a nested comprehension's list, given its name
+            grown = True
+            while grown:
+                grown = False
+                for target, source in copies:
+                    if source in names and target not in names:
+                        names.add(target)
+                        grown = True
             self.cache[key] = frozenset(names)
         return self.cache[key]
 
@@ -378,12 +393,4 @@ def _makes_list(expr: str) -> bool:
         node = ast.parse(expr, mode="eval").body
     except SyntaxError:
         return False
-    if isinstance(node, (ast.List, ast.ListComp)):
-        return True
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-        return isinstance(node.left, ast.List) or isinstance(node.right, ast.List)  # `[0] * n`
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id in (REPEAT, "list", "sorted")
-    )
+    return makes_list(node)

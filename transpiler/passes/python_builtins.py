@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import re
 
 import numpy as np
 
@@ -61,6 +62,14 @@ _WORDS = tuple(
 def mentions(expr: str) -> bool:
     """Whether `expr` may call a builtin, test identity or membership."""
     return any(word in expr for word in _WORDS)
+
+
+def joins_lists(expr: str, list_names) -> bool:
+    """Whether `expr` may add or multiply a list (`row + [0]`, `a * 2` of a
+    list name): `_refuse_list_arithmetic` looks closer."""
+    if "+" not in expr and "*" not in expr:
+        return False
+    return "[" in expr or bool(set(re.findall(r"[A-Za-z_]\w*", expr)) & set(list_names))
 
 
 def rewrite(expr: str, values: Values) -> str:
@@ -95,6 +104,7 @@ class _Rewriter(BuiltinCalls, Comparisons):
         self.generic_visit(node)
         if isinstance(node.op, ast.Mult) and (isinstance(node.left, ast.List) or isinstance(node.right, ast.List)):
             return _repeated_list(self, node)
+        _refuse_list_arithmetic(self, node)
         if isinstance(node.op, ast.Mod):
             left = self.info(node.left)
             if left is not None and not left.batched and isinstance(left.value, (str, bytes)) and self.per_example(node.right):
@@ -103,6 +113,50 @@ class _Rewriter(BuiltinCalls, Comparisons):
                     "per-example value in a batched program"
                 )
         return node
+
+
+def _refuse_list_arithmetic(rewriter, node):
+    """`a + b` of two lists joins them in Python, and `a * k` repeats one;
+    a list made by `[0] * n` (or a comprehension) is an array here, which
+    `+` and `*` would add and multiply elementwise: a wrong answer without
+    an error, so refused.  (Two list displays, `[a, b] + [c]`, are Python
+    lists here too, and join.)"""
+    if not isinstance(node.op, (ast.Add, ast.Mult)):
+        return
+    sides = [_list_kind(rewriter, node.left), _list_kind(rewriter, node.right)]
+    if "array" not in sides:
+        return
+    if isinstance(node.op, ast.Add) and None not in sides:
+        raise SubscriptError(
+            f"`{text_of(node)}` joins two lists in Python, and a list made by `[x] * n` "
+            "or a comprehension is an array here, which `+` would add elementwise: build "
+            "the list at its full length and assign its items (`row = [0] * (n + 1)`, "
+            "`row[0] = 1`)"
+        )
+    if isinstance(node.op, ast.Mult) and None in sides:
+        other = node.right if sides[0] == "array" else node.left
+        info = rewriter.info(other)
+        if info is not None and not info.batched and isinstance(info.value, (int, np.integer)):
+            raise SubscriptError(
+                f"`{text_of(node)}` repeats a list in Python, and a list made by `[x] * n` "
+                "or a comprehension is an array here, which `*` would multiply elementwise: "
+                "make the repeated list in one step (`[x] * (n * k)`)"
+            )
+
+
+def _list_kind(rewriter, node):
+    """"array" for a list the program keeps as an array (`repeat(x, n)`, a
+    name some assignment makes a list of that kind), "list" for a Python
+    list (a display), None for anything else."""
+    if isinstance(node, ast.List):
+        return "list"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "repeat":
+        return "array"
+    lists = getattr(rewriter.values, "list_names", frozenset())
+    if isinstance(node, ast.Name) and node.id in lists:
+        value = rewriter.values.of(node)
+        return "list" if isinstance(value, (list, tuple)) else "array"
+    return None
 
 
 def _repeated_list(rewriter, node):

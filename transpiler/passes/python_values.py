@@ -63,6 +63,10 @@ class _AsWritten(ast.NodeTransformer):
     def visit_Call(self, node):
         if isinstance(node.func, ast.Name) and node.func.id == "py_not_none" and len(node.args) == 3:
             return node.args[1].value  # the optional's name
+        if isinstance(node.func, ast.Name) and node.func.id == "repeat" and len(node.args) == 2:
+            # `[x] * n`, as passes/python_builtins.py rewrote it
+            element = self.visit(node.args[0])
+            return ast.BinOp(ast.List([element], ast.Load()), ast.Mult(), self.visit(node.args[1]))
         return self.generic_visit(node)
 
 

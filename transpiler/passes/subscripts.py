@@ -465,7 +465,20 @@ class _Rewriter(ast.NodeTransformer):
         an error; so it is refused, saying how to make the list hold it.
         NumPy's own arrays keep their dtype, on one example too."""
         lists = getattr(self.values, "list_names", frozenset())
-        if not (isinstance(target, ast.Name) and target.id in lists):
+        root = target
+        while True:  # `m[i][j] = x`: a row of the list m (`m[i]`, or `take(m, (i,))` rewritten)
+            if isinstance(root, ast.Subscript):
+                root = root.value
+            elif (
+                isinstance(root, ast.Call)
+                and isinstance(root.func, ast.Name)
+                and root.func.id == "take"
+                and root.args
+            ):
+                root = root.args[0]
+            else:
+                break
+        if not (isinstance(root, ast.Name) and root.id in lists):
             return  # an array (a parameter, np.zeros): NumPy's dtype, as on one example
         stored = self.values.of(value)
         if stored is _UNKNOWN:
@@ -478,7 +491,7 @@ class _Rewriter(ast.NodeTransformer):
             stored_kind = "f" if isinstance(stored, float) else "i"
         else:
             stored_kind = np.dtype(getattr(stored_dtype, "as_numpy_dtype", stored_dtype)).kind
-        name = ast.unparse(target)
+        name = root.id
         if kind in "iu" and stored_kind == "f":
             raise SubscriptError(
                 f"`{name}` holds ints and this stores a float into it: a Python list made by "

@@ -100,6 +100,7 @@ from autobatch_runtime.jax_ops import (  # noqa: E402,F401 - rt.<name>
     index_key,
     take,
     stack_items,
+    unpack_rows,
     lookup,
     spread,
     put,

@@ -111,6 +111,17 @@ def stack_items(items):
     return jnp.stack([jnp.asarray(v) for v in items], axis=1)
 
 
+def unpack_rows(value, spec):
+    """`a, b = edge` of a per-example array of n rows (spec n): [batch, n,
+    ...] -> n arrays [batch, ...], the rows Python's unpacking gives each
+    example; a tuple spec unpacks a tuple's elements so (None: as it is)."""
+    if spec is None:
+        return value
+    if isinstance(spec, tuple):
+        return tuple(unpack_rows(v, s) for v, s in zip(value, spec))
+    return tuple(jnp.asarray(value)[:, k] for k in range(spec))
+
+
 def lookup(table, items):
     """Per example: table[items] of a constant table (module-level array,
     tuple or list), with per-example integer items; [batch, *rest]."""

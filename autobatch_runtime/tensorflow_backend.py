@@ -50,6 +50,7 @@ from autobatch_runtime.tensorflow_ops import (  # noqa: F401 - rt.<name>
     index_positions,
     take,
     stack_items,
+    unpack_rows,
     lookup,
     spread,
     put,

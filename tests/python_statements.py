@@ -353,6 +353,20 @@ def histogram(v):
     return counts
 
 
+@batch
+def weighted_edges(edges, w):
+    """Rows unpacked as Python unpacks them: `for a, b in edges`, and with
+    an index, `for k, (a, b) in enumerate(edges)`."""
+    total = 0
+    for a, b in edges:
+        total += a * w[b % 3]
+    for k, (a, b) in enumerate(edges):
+        if a > b:
+            total -= k
+    first, second = edges[0]
+    return total + first - second
+
+
 # ---- refused when the program is built (BatchTypeError) ----------------------
 
 

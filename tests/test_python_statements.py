@@ -77,6 +77,7 @@ CASES = {
     "rows_of_a_value": args(ints(-9, 9), ints(-9, 9, 3)),
     "from_the_loop_variable": args(ints(-9, 9), ints(-9, 9, 3)),
     "histogram": args(ints(0, 20, 9)),
+    "weighted_edges": args(ints(-9, 9, 4, 2), ints(-3, 3, 3)),
 }
 
 

@@ -10,7 +10,7 @@ three always agree.
 from transpiler.passes import broadcast, python_builtins
 
 # passes/subscripts.py and type inference's `spread`/`cast`
-SUBSCRIPT_HELPERS = ("cast", "take", "lookup", "put", "spread", "repeat", "stack_items")
+SUBSCRIPT_HELPERS = ("cast", "take", "lookup", "put", "spread", "repeat", "stack_items", "unpack_rows")
 
 # python_builtins.HELPERS: Python's builtins per example; broadcast.HELPERS:
 # its operators (shifts on TensorFlow, divisors and exponents junk cannot break)

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=3f76e0184a63a9127512b0a063f9fa60ac51a89516c7ae138a2e4c3454acf372
-# autobatch: inputs-sha256=b7045f803346a453075d704f8edc6c5e2868104b3cba817b0e15496736619194
+# autobatch: source-sha256=0e2fd55518e286048f931b5dfd393921adbb964ace4729e07ad5ee08619d14ee
+# autobatch: inputs-sha256=8c3dd16d16ad16ba67887ce478f11cd55cd52a4099fb3da5575428c24b9d93fe
 # autobatch: body-sha256=2a290d25970895b4d5f4bd8b0d094415ac75986743e17f56bbfd15fd91581984
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

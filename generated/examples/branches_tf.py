@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=ef9ace980b275048e116bb96820f51ca8520819c6a6de0362388f0c17e3b56bc
-# autobatch: inputs-sha256=9e726a246225b2640ce59b48a9dbdb7210b355e9a6bbdaca789195ee8523d181
+# autobatch: source-sha256=8c96d2644e90fb96c46d47920649ae3200f9f9156d509e3eb74ff03a5b999a2a
+# autobatch: inputs-sha256=aeef9c9bb90a5c51592387c5494967568a54c8eec4d728bed7d5de54bbad32cf
 # autobatch: body-sha256=844737ecd2797773b068f365ebfc794f4681b8a7e8eb620f59ef11ea154099eb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=5c64b5d1ed3b249f8d8a656ab4686c2d731702b622495819c1f805221cc4ed96
-# autobatch: inputs-sha256=b0590a3a27e38756cf657faad72f83359fc370bb362ea33378ca165a46c5a7de
+# autobatch: source-sha256=9eb9f2be70927e9be8aa94f5e767de540287c2563258c92397815a28f18679a5
+# autobatch: inputs-sha256=ce6e784c1baf752afbcb10764071bdedb23acec0cbd981f9d8cc7295f8e05e2e
 # autobatch: body-sha256=e15872e7010711104e837173963bccfe5aed6b167da0ec3a77d6f751fd7a302b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=aef5a5c821a3b1e02eaa61120a392cb9781404328f74d72f4692f017166e1cde
-# autobatch: inputs-sha256=8de30979b8a021cc91dd3c60fa9626efed1648a9f7ef8789acadd0a8f103d1e1
+# autobatch: source-sha256=905eb6301900b90941e54b6d22a87611555b35d0b6f28fae9e136decb818914d
+# autobatch: inputs-sha256=cf9f97ab4f8b68f97ba05031e02d73f3bf9f7f451255a97ea6874c1e6ce73180
 # autobatch: body-sha256=4962c8907f7a1b35f4e8bc66d6308bec1f4476b5bab2f70a7238943f59048497
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

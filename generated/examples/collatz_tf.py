@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=ac76e4062031e1c698ecc2cd5b0333220aa4659dc2f40a9cef0b2481a7243084
-# autobatch: inputs-sha256=f8a5c1df0ed6faa3541236b3845961e0fc060103c09e7e668b3f55a004bb4835
+# autobatch: source-sha256=8fae6987b3a41caec2955ec419c20d555d9d0078e1a9bfc4df4f8e5dc33efda7
+# autobatch: inputs-sha256=8911a97b4bdcf040d42effd44c76656012054c1ac733fbf6726aa1c8b5e08585
 # autobatch: body-sha256=85155080082add6137473af999715a1084d32f2b63cf353c707773d7d131c32c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

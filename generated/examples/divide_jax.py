@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=1a2a1d15a2ec0fb9cd9498b9e7bd076fb6513fb497918e67f7eb8ab0d708b31c
-# autobatch: inputs-sha256=5a24ad7e749606b715088c937542c6596723b9f8f5cfea5acf8a559119af574a
+# autobatch: source-sha256=4dbfacc7075eac48fb02818e76e7a8435bc553aad95053977f43ea893bb8b60b
+# autobatch: inputs-sha256=762331854f41f19ec6fb77615847860de43bb3703ff5ec06fd1299c5d86fe9d0
 # autobatch: body-sha256=6ed7708100f2f3da6f4a8dba543c879476a974e69154e88aad5e21bbd38e4e14
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

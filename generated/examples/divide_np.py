@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=3ff6e1b3ddbc500685e9d55cb11a96f3469849830c28fe9095b24720d8b182c9
-# autobatch: inputs-sha256=fd5efe22b409fff88e143e5077b0d1217c518d6ed697132e5c508e6fbd2eba21
+# autobatch: source-sha256=7f712e2572d081e7bbf91735868408fb7f74db461f5ea364cd3ff3068d37bd47
+# autobatch: inputs-sha256=510af19d068b8c2f46b5b91314eaa1d21eb88bf3c4014696ee84ebded074f0d9
 # autobatch: body-sha256=01831231cc56e86e62f3c10f0eb93f80302672c6469593e10c0c63c655501a09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=25d6f40e8de113774581aa0e4edb9a2683119b4b92a78961eda3b20779995762
-# autobatch: inputs-sha256=95898135cdefb28b78b7f86a1cf5c431851953a9438fd4ceaa603b5c686a4b67
+# autobatch: source-sha256=09f1c0dd5580dd0f18cc94b94f3da26dcc0ab3bc373e7b1eb8c1296edacf94d8
+# autobatch: inputs-sha256=6afaa95b2b68ba695ca6ae35728acbaf4cbed96f027ffbbe85868e4f551bb2df
 # autobatch: body-sha256=be1e04742ed5ee5c1c0854e9af8cdbdb2946c735c8cc7dda788fae5ea4a166aa
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

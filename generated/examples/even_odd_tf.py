@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=956c3a4f5a3e9eb60fc144d6f206120c6183bc3c7920a1f5cd05fc5b18339765
-# autobatch: inputs-sha256=f763e708074bec3dce91822f16d0690d42d6b49b8f427886978abffe63fbed8c
+# autobatch: source-sha256=5d692b3857b71dd1678185dfa851aedb3ef5e484376dcecc0e1c38c4464ccb14
+# autobatch: inputs-sha256=eba8074f5d7efff6471012fe1dc1e3169c09d62b960c9c9deb04acc2709098c9
 # autobatch: body-sha256=e1ba408a30d34e4f5336838a70a60e8a7b54c18b759bb9741f0472edd1f25637
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=5c24ae5b6b8327a6aad045e4da858f02c578ab46d8cb27155031f8838b4bc5f0
-# autobatch: inputs-sha256=73b4d7e44ddac975a853b4d7435e20526f361fb10c08f69bcd87782606f65eaa
+# autobatch: source-sha256=64847c31e45c144199808e88660e7d4acbc886096b147899d8d5f70f0e1ca065
+# autobatch: inputs-sha256=e1ccb68e03f9efc55d690c47d49571feeacaa8a805bc1186bf5e67ce86330714
 # autobatch: body-sha256=5d39fef1a450037be470154f7915d9fd4c159ad1e59d68ff0fef2b56fbf28e13
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

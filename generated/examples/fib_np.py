@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=a3ca0857ebb23c59e4c0fd46115f347caba3d4c17bdc2e7448f4680681c6ac32
-# autobatch: inputs-sha256=e6d206561e53c2ce132b25e1e7a29c3ac34f9f11a46473bf16080fd826f14500
+# autobatch: source-sha256=5478835349bb1ba0743ba95f8a298a7831601206d94f5c467e3b959644f71721
+# autobatch: inputs-sha256=8a4ebc4d4a4210e46426952df81646c9c92e38fbc776f9c8d03acba1faaee2fa
 # autobatch: body-sha256=9b7af608edf232c904b45f3420e5cf6063c0db7dfb662cfb95ffcca12a807937
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=6a28d713a55165c2994dcc56a6847fcc1a87810b0ad940719f86ce1c51338add
-# autobatch: inputs-sha256=a8ba00ef2932bdd635ce97f8528b6e864f30d5c7e0f59b78b9dab4a12cabedcd
+# autobatch: source-sha256=1a5b1698d94606eca1ec577076f4ecd61d998df42813b1dce35aad0befd30198
+# autobatch: inputs-sha256=073bfc780b0f63247ed4425dbb6f2f10d60daf1a58ef425811cc6c4dffc61f94
 # autobatch: body-sha256=f7f83898e88a6826d126747cc811d0068a9f4a5f543e959ecc04ac089a253125
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

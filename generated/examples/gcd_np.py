@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=36270744be1d2fb8c578003e057a97e9dc543aa0ee6a413bb08e6e556dbb7038
-# autobatch: inputs-sha256=fef1d95c12b317c985f569bc038c1386e4c00e86ee0bee7b2d447afbf67a3bd4
+# autobatch: source-sha256=b1619dc0a589dec5a25e9cdebfc3a19dacdfa7278e4e47fa09945d67f05752f9
+# autobatch: inputs-sha256=141a3e1ac68025128ed19eee71de4405fac4b02a3e010c62d2f684b3251ac166
 # autobatch: body-sha256=37fb69a516883bc7deb6c16eb96219556c35480266f2161e9f695ae3a4151825
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=8c18761abadb59bab986a93493e7ac3ef0dbc918ab4ab7bd698a9388a97a59ad
-# autobatch: inputs-sha256=c4e4797dd4bed33af0c58ae1613dcbd5385db6fb88d477bc5fc90bbdbe46ebf2
+# autobatch: source-sha256=00cb0c5241ee7d64527aa0afc14424db8e6d7373dcc6bd9e5343918059ff1093
+# autobatch: inputs-sha256=1184a27f60567b72deb869fc8d381391ad475bdf3f67d8d23c59c3b423b2fbf3
 # autobatch: body-sha256=ef5ed2d52173cdeb51c425b3ccc624e45f6030d6545dcdbf67f237ed183a1c2b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=2c67ffe9c143e10f559163ec266c60bd567a5c56075431185671b6f306acd8f3
-# autobatch: inputs-sha256=378b67dd54ac55631c707599e363c07b7cc3ad4084f8c137e736df9ebe91eed2
+# autobatch: source-sha256=ee963c126702af70a6ff90483c467c62cdf3f117a0ead9a1d2c89722487e716e
+# autobatch: inputs-sha256=633be05ac63114f7771dcb5f3d54438226c2914c778aa2fa07d400b15484f3dc
 # autobatch: body-sha256=bd34b1f32092e98a72ff9769acf420d68e1b3b964c4e08cf5a16da2d82877f8d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

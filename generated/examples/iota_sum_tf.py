@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=e40310dcecff79f534638578642334b3609a59a49e2e6d87f60230cd07763cc7
-# autobatch: inputs-sha256=69e066a1a407b3c9bec3d01ccdb3200b2d92c5ad32ab930d4a8ea7f26d4f32a8
+# autobatch: source-sha256=26d1b202912ed54fb616dc73c5e9a111877d1ecc7eb1bb8c90cee34e1deed001
+# autobatch: inputs-sha256=b8d9d4b3d1f1da24881aa2ceb3fc70fb6627e1b8d7294261f998f95ab945c30c
 # autobatch: body-sha256=fb99b8e46a26100aac56771e2b9d0f93d0011c38da2c876aa0c5376610218ef1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

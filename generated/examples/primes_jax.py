@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=4effe286486cc0767c0d3e43be8d48c647fc7bf72dd0020664551f7efaf79f96
-# autobatch: inputs-sha256=ea819db8862f0fe8d706ebccb03dd2a7a853741d0dd119552a82ada98c2cc7c7
+# autobatch: source-sha256=658027f5020ce3983e26b1f98f29c1e74b795956deeb5c69be571306cd08dbb9
+# autobatch: inputs-sha256=d789d49df69145f4911450a34c520f463b4cef17aae950bcb2ba8a532ef061b1
 # autobatch: body-sha256=31405d32d7a3957bee62ab7023218b11803aa825fe3600ec03505e38f5e03cc5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=7b49da0f55ecd0ef225321fc2c3cfb6c61cebc353ff57291b65bd948596f8e09
-# autobatch: inputs-sha256=e45a86efaf3f9ad02f4a2ed8ee15e5edcf7beed80d149f055c8529a3f5d02d7f
+# autobatch: source-sha256=87fc12654173b413370204650f673149da3b0dcac679503442bc88d4d0bd6fdd
+# autobatch: inputs-sha256=19378c2859f69eb60fe24454fe88d5b6973a61f798d5434dc2e10f2a8bb39fe1
 # autobatch: body-sha256=967863f28aa2e236cc6fa2e99bb9204da852292a3762c2628ca8fbec8399625d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=14df0066bf53fcd90cd7f7b2376ea5bb640343492767a64d5e42e138497ac3bf
-# autobatch: inputs-sha256=c964ff2c53334ff8f3d07076bd25aac68338595ac03f54f4605c7a2ed81798b3
+# autobatch: source-sha256=846f87c20f3428f2fe8d51fa2ec80dc206fd6a3cb62c0feeb7d8c1cb7c2d1609
+# autobatch: inputs-sha256=5cdf368063464900de33d24364354118e6298ddf357721e3827fcb97fa5f138d
 # autobatch: body-sha256=cb0373dd853e439732c6c5be2046a5e81572f560abbd2852bc373c8a0d546d23
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=149a3d4d76eb921d0d975f3e8a09496dac87a946d799e42b02aec5dade5c620d
-# autobatch: inputs-sha256=81e0fa31910c64201c6b0d435eeb00007cf3d538ed880a83c0d028c4b005172e
+# autobatch: source-sha256=e4cfd56fa7071062cf449dd24fbde91444e0e053c9900de36ca5dda787674e59
+# autobatch: inputs-sha256=74aa03b70f233392ccf0d05006621856b7862b99b9913f77d20273fb3a71f25b
 # autobatch: body-sha256=9a27754ebbcf056943f4195d4f393b17523c6cd3f5bac5b74d4d1dc409f36cc0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

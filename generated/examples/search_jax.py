@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=2bd32007e1538bce81e7b5c176dec89d1df6e717656c50701f689b62db0a9d9d
-# autobatch: inputs-sha256=22aedeb6c55dbee178dd5269e203179d2b79549557bfa9b42b5a9a0973efd690
+# autobatch: source-sha256=2e290f6a2bc765759303935bae2b7bcad82a1108566f7bced5f749c43705dbd2
+# autobatch: inputs-sha256=1e08477238e536cfc73ab1634bf2ec246e4e4be1b0dbc5a651b55ff8b7a4f421
 # autobatch: body-sha256=6c91182aff57774800649d345d0cab039b0b0787c001afcca3207853a4518d67
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=adfc2167847f27399a7ffa3cf489b3d5839a54ae6e70922bd92c0197658595e6
-# autobatch: inputs-sha256=40f65d866aca3d384e8ee72f58ea505ae55a6b6e80468b388d549da159f4f994
+# autobatch: source-sha256=eac4d0dbe4f57db279690c1189a515979618a3ae26b7d25cef1a434c1b105b0f
+# autobatch: inputs-sha256=126f3fbfd08869fe9b7c622c153eab6a94c25cd6626be05e8cb9e2f7c8e9306e
 # autobatch: body-sha256=d9465dd6c703882764a513b13a1adae20c61ea573cd1b038e7c073f2842a24d1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=1a5535e52c4eb52c6731234439079bd9b4d4a48dec796f2373dc2491d4554501
-# autobatch: inputs-sha256=65172338b032437d54e35a66e1f02ea5fe36d76898fea7f519b7c37ffd6856f3
+# autobatch: source-sha256=51c6be86e981c55515e820a40e7cc615da598afb24009e37e93dbd5429b1cb6a
+# autobatch: inputs-sha256=b8bc401de79e69609d3a57c9d711529c03196452aa09ab88eb3ff402c695230d
 # autobatch: body-sha256=85893f930dccaabddbcc16e4ec374f748d4e8bef5fed893a1f13a68be36059cf
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

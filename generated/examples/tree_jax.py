@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=fdfac7a190a02ee9e825efb12937f1380f29d780063c1566a11034c6548ded46
-# autobatch: inputs-sha256=1c460a7507bc816430c50a037c975998ef4b07b60b5a6d85b90b6b3fa22c08e6
+# autobatch: source-sha256=d5a6a1068aef1b69ffd2e9730f5b5263545660fec7f2ddb98e4085cd84300183
+# autobatch: inputs-sha256=9cc37038f5349c783ef5ab792772114e7602280c4e6f3cbe4498e2ff1fd1a942
 # autobatch: body-sha256=c4321403648bcc5d02f020fe382ebe4e9ba8c9d45b899a3766b79f531ccc62e8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

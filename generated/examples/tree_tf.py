@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=a9d0055dfd473db4109787ba441fec96fec2d70e8cfb83b4088bd9922c6227de
-# autobatch: inputs-sha256=e773df701ab44bbe1b56131f70f92c14bde4eb4c2d8d00a88d6a08cc641c9095
+# autobatch: source-sha256=59185f4571ccfe9a351edb4409963c9693abde12851d9d3ce3a0365b3312cf30
+# autobatch: inputs-sha256=7b002065e159ba0f5d6a7a821c7b13d8de36c394fd1d3f26fe372d451e7bdd7a
 # autobatch: body-sha256=97093650f0717711c67861775cc8f036edd22fb32a68c6862fda528263736c32
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=ad78b770fee0423bfa8ef5f37d1c1013b7a28641e16df00f343a8470f01e4098
-# autobatch: inputs-sha256=591394c4ee8c57aca1fda57efda44b0301cda57baa407f1dfd050cc3262398dd
+# autobatch: source-sha256=c68cfda0d22ca6a5034670cb4e3b7fc7ecf8e5dd9a948f7aa8fce3e607c3ecce
+# autobatch: inputs-sha256=14a34efcc9126ca6c421d4aea8fe598ba78c7377810fe0b682132ae547ea33f8
 # autobatch: body-sha256=dfecfd64276ffb505ff46d9924725083e37da89588571e7b1b7c7478ef710c55
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

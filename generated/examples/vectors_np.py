@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=3906380488fcfb37e6fb90b2da9ede19f1d41fa696df90ef0ed29701d6aeedd5
-# autobatch: inputs-sha256=ee4174544438b6a129768182f03becaf69c7b8d4cb6afc1ff19317e743122ead
+# autobatch: source-sha256=0ab9b6f961e05bf45f2df45ec6b76f2ec361f60ba078de55c2ffebc1f124cd17
+# autobatch: inputs-sha256=bafb04af12198c9e83d49255b65057d6b042d0f616c18eab3606eddd5219a1b6
 # autobatch: body-sha256=8ff842f58cec9d62a3a804618ae4abc8321ffc22f4f001c090ac0d2664b4a251
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

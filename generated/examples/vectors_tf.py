@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=e457f346d640fbb6af03bc8be5bac39d949f92874b80a33c5e69812fae843f57
-# autobatch: inputs-sha256=8d52bf2fc66462ebc24c2318e1e03ec3e141e4b22aa9f51ad2251d5576c9a3b6
+# autobatch: source-sha256=d7aa0148caef2757247a64fd2ecdd7eb07d0c259420fcb186a0f88e9edabec3e
+# autobatch: inputs-sha256=afb5d8dc2320cf5b89f472c7080d2b7b562f0da0b4e2d0b6e94dd255e076a5f0
 # autobatch: body-sha256=8e0f3f066641f54f9f08e283f1479fb375aa9b93273b814780ba33001bb857ea
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

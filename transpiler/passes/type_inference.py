@@ -26,7 +26,7 @@ from transpiler import types as T
 from transpiler.errors import BatchTypeError, where
 from transpiler.ir import instructions as ir
 from transpiler.passes.placeholder_evaluation import PlaceholderEvaluation
-from transpiler.passes.type_settling import Settling
+from transpiler.passes.type_settling import Settling, rows_as_tuple
 
 
 def infer(
@@ -105,7 +105,7 @@ class _Inference(PlaceholderEvaluation, Settling):
             raise BatchTypeError(
                 where(origin)
                 + f"cannot unpack a value of type {value_type} into {len(pattern)} names "
-                "(only tuples, lists and namedtuples of a fixed length unpack per example)"
+                "(tuples, lists and namedtuples of a fixed length unpack per example, and arrays of as many rows)"
             )
         for p, t in zip(pattern, elements):
             self.bind(fn, p, t, origin)
@@ -159,7 +159,7 @@ class _Inference(PlaceholderEvaluation, Settling):
         result, _, promoted = self.evaluate(fn, op.expr, op.vars_in, inputs)
         self.strengthen(fn, op.vars_in, promoted, op.origin)
         if result is not None:
-            self.bind(fn, op.vars_out, result, op.origin)
+            self.bind(fn, op.vars_out, rows_as_tuple(op.vars_out, result), op.origin)
 
     def select_sides(self, fn, op, inputs):
         """The types of a Select's condition and sides, or the first error."""
@@ -246,5 +246,3 @@ class _Inference(PlaceholderEvaluation, Settling):
         if new != old:
             self.returns[fn] = new
             self.changed = True
-
-

@@ -334,5 +334,47 @@ class Settling:
                 if result.dtype != stored.dtype:
                     return dataclasses.replace(op, cast_to=stored.dtype.name)
         elif op.vars_out is not None:
+            spec = unpacking(op.vars_out, result)
+            if spec is not None:  # `a, b = edge`: [batch, 2] -> ([batch], [batch])
+                return dataclasses.replace(op, expr=f"unpack_rows({expr}, {spec!r})")
             self.check_unconverted(fn, op.vars_out, result, op.origin)
         return op
+
+
+def rows_as_tuple(pattern, value_type):
+    """The type a PrimOp's value unpacks as: `a, b = edge` (`for a, b in
+    edges:`, `for k, (a, b) in enumerate(edges):`) of an array of 2 rows
+    per example unpacks its rows, as Python does; anything else as it is."""
+    return _unpacked(pattern, value_type)[0]
+
+
+def unpacking(pattern, value_type):
+    """What `unpack_rows` is given to unpack `value_type` as `pattern`: an
+    int n (the value's n rows), a tuple (each element's), None (as it is)."""
+    return _unpacked(pattern, value_type)[1]
+
+
+def _unpacked(pattern, value_type):
+    if not isinstance(pattern, tuple) or any(isinstance(p, str) and p.startswith("*") for p in pattern):
+        return value_type, None
+    if (
+        isinstance(value_type, T.TensorType)
+        and len(value_type.shape) >= 1
+        and isinstance(value_type.shape[0], int)
+        and value_type.shape[0] == len(pattern)
+        and not T.is_ragged(value_type)
+    ):
+        row = dataclasses.replace(value_type, shape=tuple(value_type.shape[1:]))
+        rows = [_unpacked(p, row) for p in pattern]
+        if all(spec is None for _, spec in rows):
+            return T.TupleType(tuple(t for t, _ in rows)), len(pattern)
+        return value_type, None  # (rows unpacked again: not yet)
+    if isinstance(value_type, T.TupleType) and len(value_type.elements) == len(pattern):
+        parts = [_unpacked(p, t) for p, t in zip(pattern, value_type.elements)]
+        if all(spec is None for _, spec in parts):
+            return value_type, None
+        return (
+            dataclasses.replace(value_type, elements=tuple(t for t, _ in parts)),
+            tuple(spec for _, spec in parts),
+        )
+    return value_type, None

@@ -10,7 +10,7 @@ import functools
 import numpy as np
 import tensorflow as tf
 
-from autobatch_runtime.common import PYTHON_HELPERS
+from autobatch_runtime.common import PYTHON_HELPERS, join_batch
 
 __all__ = list(PYTHON_HELPERS)  # what the backend re-exports
 
@@ -360,6 +360,27 @@ def py_list_count(items, x):
     """`items.count(x)` per example (builtins_numpy.py)."""
     items, x = _tensors(items, x)
     return tf.reduce_sum(tf.cast(tf.equal(items, tf.expand_dims(x, -1)), tf.int64), axis=-1)
+
+
+def py_list_join(parts, kinds):
+    """`a + b` of two lists per example (builtins_numpy.py)."""
+    batch = join_batch(parts, kinds, lambda x: len(getattr(x, "shape", ())), lambda x: tf.shape(x)[0])
+    arrays = []
+    for part, kind in zip(parts, kinds):
+        if kind == "items":
+            if not part:
+                continue
+            items = [tf.convert_to_tensor(np.asarray(x)) if not tf.is_tensor(x) else x for x in part]
+            dtype = np.result_type(*[t.dtype.as_numpy_dtype for t in items])
+            lead = [] if batch is None else [batch]
+            arrays.append(tf.stack([tf.broadcast_to(tf.cast(t, dtype), lead) for t in items], axis=-1))
+        elif kind == "batched" or batch is None:
+            arrays.append(tf.convert_to_tensor(part))
+        else:
+            constant = part if tf.is_tensor(part) else tf.convert_to_tensor(np.asarray(part))
+            arrays.append(tf.broadcast_to(constant, tf.concat([[batch], tf.shape(constant)], 0)))
+    dtype = np.result_type(*[a.dtype.as_numpy_dtype for a in arrays])
+    return tf.concat([tf.cast(a, dtype) for a in arrays], axis=0 if batch is None else 1)
 
 
 def py_not(value):

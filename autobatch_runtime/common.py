@@ -440,6 +440,7 @@ PYTHON_HELPERS = (
     "py_list_count",
     "py_list_equal",
     "py_list_index",
+    "py_list_join",
     "py_lshift",
     "py_math",
     "py_max",
@@ -519,3 +520,16 @@ def python_numbers(function, name, value, dtype):
             f"values that fit, or call it through its Context for a {array.dtype.name} program"
         )
     return converted
+
+
+def join_batch(parts, kinds, rank, size):
+    """The batch size of py_list_join's parts (None if none differs per
+    example): a batched part's first axis, or a per-example item's."""
+    for part, kind in zip(parts, kinds):
+        if kind == "batched":
+            return size(part)
+        if kind == "items":
+            for x in part:
+                if rank(x) == 1:
+                    return size(x)
+    return None

@@ -134,7 +134,8 @@ def matrix_chain_order(dims):
 
 @ctx.batch
 def pascal_joined(n):
-    row = [1] + [0] * 7  # <-- two lists joined (was added elementwise)
+    """Two lists joined, as Python joins them (they were added elementwise)."""
+    row = [1] + [0] * 7
     for k in range(n):
         prev = row[:]
         for j in range(1, k + 2):
@@ -147,7 +148,7 @@ def extended(v):
     out = [0] * len(v)
     for i in range(len(v)):
         out[i] = v[i] * 2
-    return out + [0]  # <-- a list and a display joined
+    return [len(v)] + out + [0]
 
 
 @ctx.batch
@@ -167,6 +168,21 @@ def pascal_row(n):
         for j in range(1, k + 2):
             row[j] = prev[j] + prev[j - 1]
     return row
+
+
+@ctx.batch
+def edit_distance_rows(a, b):
+    """Levenshtein distance in two rows, as public collections write it:
+    `list(range(m + 1))` and `[i] + [0] * m` for each new row."""
+    n, m = len(a), len(b)
+    prev = list(range(m + 1))
+    for i in range(1, n + 1):
+        cur = [i] + [0] * m
+        for j in range(1, m + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+        prev = cur
+    return prev[m]
 
 
 @ctx.batch

@@ -56,6 +56,21 @@ def test_lists_copied_and_numbers_stored_share_nothing(mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_lists_join_as_python_joins_them(mode):
+    """`[1] + [0] * 7`, `[len(v)] + out + [0]`, `list(range(m + 1))` and
+    `[i] + [0] * m`: Python's lists (the first two were added elementwise,
+    without an error; the last two refused)."""
+    n = np.array([0, 4, 2, 7, 1])
+    assert np.asarray(P.pascal_joined(n, **MODES[mode])).tolist() == per_example("pascal_joined", n)
+    got = np.asarray(P.extended(V, **MODES[mode])).tolist()
+    assert got == [list(e) for e in per_example("extended", V)]
+    assert got[0] == [4, 0, 10, 6, 2, 0]
+    b = np.array([[4, 3, 0], [2, 2, 2], [8, 9, 1], [1, 2, 0], [3, 4, 1]])
+    got = np.asarray(P.edit_distance_rows(V, b, **MODES[mode])).tolist()
+    assert got == per_example("edit_distance_rows", V, b) and len(set(got)) > 1
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_two_lists_compare_whole(mode):
     """`sorted(a) == sorted(b)` is one bool per example (NumPy's `==` of two
     arrays would give one per element)."""
@@ -115,8 +130,6 @@ REFUSED = {
     "moving_average": (r"`out` holds ints and this stores a float into it.*\[0\.0\] \* n", (V,)),
     # (was silent: inf cut to the int64 minimum in a list of lists)
     "matrix_chain_order": (r"`m` holds ints and this stores a float into it", (V,)),
-    "pascal_joined": (r"`\[1\] \+ \[0\] \* 7` joins two lists", (X,)),
-    "extended": (r"`out \+ \[0\]` joins two lists", (V,)),
     "doubled_list": (r"`out \* 2` repeats a list", (X,)),
     "count_seen": (r"`seen` holds bools and this stores a number into it.*\[0\] \* n", (V,)),
     "smallest_after_sort": (

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=8c96d2644e90fb96c46d47920649ae3200f9f9156d509e3eb74ff03a5b999a2a
-# autobatch: inputs-sha256=aeef9c9bb90a5c51592387c5494967568a54c8eec4d728bed7d5de54bbad32cf
+# autobatch: source-sha256=1b8e6da88685b75bf42809b064fb409bae821a549a4548f321dddec5bd79e14e
+# autobatch: inputs-sha256=773980e5140a616233f519f92a7b0b599a91ce671702ffafd95ca2d91efcfe43
 # autobatch: body-sha256=844737ecd2797773b068f365ebfc794f4681b8a7e8eb620f59ef11ea154099eb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=8fae6987b3a41caec2955ec419c20d555d9d0078e1a9bfc4df4f8e5dc33efda7
-# autobatch: inputs-sha256=8911a97b4bdcf040d42effd44c76656012054c1ac733fbf6726aa1c8b5e08585
+# autobatch: source-sha256=87bfde2539383fbf258aca7683d17abeb59a65b2c63c820cc113a4fe8910b11a
+# autobatch: inputs-sha256=e2a7beb74d8d23cbe01f1e3983116806ff92cd6b897d89f8d17a5af3907e871f
 # autobatch: body-sha256=85155080082add6137473af999715a1084d32f2b63cf353c707773d7d131c32c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=4dbfacc7075eac48fb02818e76e7a8435bc553aad95053977f43ea893bb8b60b
-# autobatch: inputs-sha256=762331854f41f19ec6fb77615847860de43bb3703ff5ec06fd1299c5d86fe9d0
+# autobatch: source-sha256=0e18d03125b32e75dd1370fee8a689f590090215eb324bf9f8ae53d035009469
+# autobatch: inputs-sha256=cdb6775b34ff18a0392394d8c18162b779996ff279a5601c077ec14cdd6fe5ed
 # autobatch: body-sha256=6ed7708100f2f3da6f4a8dba543c879476a974e69154e88aad5e21bbd38e4e14
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

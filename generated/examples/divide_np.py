@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=7f712e2572d081e7bbf91735868408fb7f74db461f5ea364cd3ff3068d37bd47
-# autobatch: inputs-sha256=510af19d068b8c2f46b5b91314eaa1d21eb88bf3c4014696ee84ebded074f0d9
+# autobatch: source-sha256=df53f2c2257b99299702f29f56b7f6f89880ccff6bf25566d6d775781850b9f3
+# autobatch: inputs-sha256=aa0e409fcc87801d9cfc953c371eeda3ea022191950a0faa1ba749414cdbed07
 # autobatch: body-sha256=01831231cc56e86e62f3c10f0eb93f80302672c6469593e10c0c63c655501a09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=09f1c0dd5580dd0f18cc94b94f3da26dcc0ab3bc373e7b1eb8c1296edacf94d8
-# autobatch: inputs-sha256=6afaa95b2b68ba695ca6ae35728acbaf4cbed96f027ffbbe85868e4f551bb2df
+# autobatch: source-sha256=ab165305284e567ad1816d4e282a39c27d7a49682fb58b3a1a270b590468fdc5
+# autobatch: inputs-sha256=6199a0ef39e469fb183e230bb878df76f6c383b66c4f409ea046cfc718a8dba3
 # autobatch: body-sha256=be1e04742ed5ee5c1c0854e9af8cdbdb2946c735c8cc7dda788fae5ea4a166aa
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=23533f63d9fe7985af1932cc3fa99e57dd58bd1c81959beb64ee27977051867b
-# autobatch: inputs-sha256=e97a891db86bb21d84eecc8e9a2f2686078d35c7320910e0d81433b57f116476
+# autobatch: source-sha256=6dabbc7ee964cfdde1c842ffc9849208d1564f85f298f6949784cacd8f0ba925
+# autobatch: inputs-sha256=daa8de0c7554c2943b321d396490bff213fafacd70ab424f8c97aaca9279bf29
 # autobatch: body-sha256=cd7764e37bd0f9490358fa1afff7a6746a791916fcaefdbab16eb505a35bfa7a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

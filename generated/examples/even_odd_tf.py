@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=5d692b3857b71dd1678185dfa851aedb3ef5e484376dcecc0e1c38c4464ccb14
-# autobatch: inputs-sha256=eba8074f5d7efff6471012fe1dc1e3169c09d62b960c9c9deb04acc2709098c9
+# autobatch: source-sha256=a4a29f5b055874ca76fa17444f7feeb7f2dd6735c7b21fefdfe8b9247fcdffe7
+# autobatch: inputs-sha256=58816f5e398d23a31b2801170229aa4e96ad05184944fedc0b614d4040e65b1e
 # autobatch: body-sha256=e1ba408a30d34e4f5336838a70a60e8a7b54c18b759bb9741f0472edd1f25637
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

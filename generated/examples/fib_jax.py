@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=64847c31e45c144199808e88660e7d4acbc886096b147899d8d5f70f0e1ca065
-# autobatch: inputs-sha256=e1ccb68e03f9efc55d690c47d49571feeacaa8a805bc1186bf5e67ce86330714
+# autobatch: source-sha256=aa5086d74c205393f81362fadc5dc95705dcdde28b7b0c9c258e0d67c1d0528c
+# autobatch: inputs-sha256=25d503a4496ca4ec6201153fe04840217f1003aa2a821b47ed4c435e82cdf77c
 # autobatch: body-sha256=5d39fef1a450037be470154f7915d9fd4c159ad1e59d68ff0fef2b56fbf28e13
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=5478835349bb1ba0743ba95f8a298a7831601206d94f5c467e3b959644f71721
-# autobatch: inputs-sha256=8a4ebc4d4a4210e46426952df81646c9c92e38fbc776f9c8d03acba1faaee2fa
+# autobatch: source-sha256=175d178f56f098e2979bac9f9b8d8742e9b2411680bc21a1e33c20da12e7e96e
+# autobatch: inputs-sha256=48f15215ebf4fc13a2fa0e66448c80a993221d2ab35964c8b0f78ed944a6a7de
 # autobatch: body-sha256=9b7af608edf232c904b45f3420e5cf6063c0db7dfb662cfb95ffcca12a807937
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

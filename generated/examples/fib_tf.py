@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=1a5b1698d94606eca1ec577076f4ecd61d998df42813b1dce35aad0befd30198
-# autobatch: inputs-sha256=073bfc780b0f63247ed4425dbb6f2f10d60daf1a58ef425811cc6c4dffc61f94
+# autobatch: source-sha256=75c9db455079792ec68159a3a3a0c4bf13de227d07a8c8dfd59ef737d46b89b8
+# autobatch: inputs-sha256=c6296ac0c85b75e8d0c272b3c47e25272cc4a2f20509b127d967fcd926eaad95
 # autobatch: body-sha256=f7f83898e88a6826d126747cc811d0068a9f4a5f543e959ecc04ac089a253125
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

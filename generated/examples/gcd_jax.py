@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=a38e7c854abe73e50ed2e29b9ccf4987b2a5736e70e74678d7fa718b6ae6952c
-# autobatch: inputs-sha256=8faed00e3de81e8da0f47d2b9fa871516ac85e3df168bb2d567ef705ac525893
+# autobatch: source-sha256=ffcf9a9b04c2bdf7a40288bb01698f26bd5c6821f8904675ffe3d064df69196d
+# autobatch: inputs-sha256=7104b89db84b09d8d5aa4c0ecf6ad88584a9db3abaf9ae680920353f90c780ab
 # autobatch: body-sha256=12fa5d52661e77f12974dfba3a322d5c8209a39f592f216c5d826032f246ab2d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=00cb0c5241ee7d64527aa0afc14424db8e6d7373dcc6bd9e5343918059ff1093
-# autobatch: inputs-sha256=1184a27f60567b72deb869fc8d381391ad475bdf3f67d8d23c59c3b423b2fbf3
+# autobatch: source-sha256=3adf0656698428a069f9aa0237a559ebfb1d6c0235fb292a69f3ed48ca66aa38
+# autobatch: inputs-sha256=f02bdb605173b2f7936273f458eeec375b983ef114b5527c8964730712c3c5b5
 # autobatch: body-sha256=ef5ed2d52173cdeb51c425b3ccc624e45f6030d6545dcdbf67f237ed183a1c2b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

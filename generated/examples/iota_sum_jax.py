@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=ee963c126702af70a6ff90483c467c62cdf3f117a0ead9a1d2c89722487e716e
-# autobatch: inputs-sha256=633be05ac63114f7771dcb5f3d54438226c2914c778aa2fa07d400b15484f3dc
+# autobatch: source-sha256=1c76ac74471c582dd2cbd2959ff2391a01188d0afa7b186ce5e59eca759be0c8
+# autobatch: inputs-sha256=29217899aaa7a09db2b4ec5522d02f4b70e70903fc1c7f8634ad2a3a1c64aba1
 # autobatch: body-sha256=bd34b1f32092e98a72ff9769acf420d68e1b3b964c4e08cf5a16da2d82877f8d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=fd77be9fbfec24fdc5d01d88ddad898404b6170b867a6349861d40077cafcdf6
-# autobatch: inputs-sha256=15a3c0c3a386bd1e6c02fff51660c4571289e778b598ab14b4b19a9fd9ffbcef
+# autobatch: source-sha256=05da1f8597b55c59cb4c9756247f58b26f3716824911e6fd7beed2d6c2db8222
+# autobatch: inputs-sha256=99a420a9f3cb3f8b1b3e7b875b63dbaebd3954ee9cc553dcf1ca704ce8bde807
 # autobatch: body-sha256=60767a48484df8fe5247e95162f162eeb50ed9dc9f953d3214b7e705f2ad6518
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

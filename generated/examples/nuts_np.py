@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=594d58faa6524dc1b195f44c5e892bb18f1fd2ab816dc7f428f834611d40cfef
-# autobatch: inputs-sha256=6e69b35183586fc98bd55b4b8b40db35a1a1b66a947ffe405101223af78507c0
+# autobatch: source-sha256=d5670b9e940c0bf0d85eba84dc794b7a6c330606307b5c953cd5ccf1a602095e
+# autobatch: inputs-sha256=624fe9ed48ef4e10e2a2981d9661ebc7d365ad8c9c73486d3ddaeebede056c0c
 # autobatch: body-sha256=63838c0206840dea545010ad89272217c0efbc939bce0a36329e2d87b0aadf0c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=0342f6b6a252226ebe05bac5ac40e5947be2f368077b592ca6e40245a786ebe1
-# autobatch: inputs-sha256=096f8f5d9ebd0fdbf02176ae376380669a4b9ffcae18819dc19d0ec25133672d
+# autobatch: source-sha256=cf497962bf5265488fc1207343ccebcf341071bb2adc32bae5097e7201c96bf1
+# autobatch: inputs-sha256=b27e567b65541415f248e7c7b1399e52a8d6266f8bf160f2b17d52848a52ae8c
 # autobatch: body-sha256=773cc1411365abe39c177834bd1be5d7dccc69e478f3e451f04b07a4cea155b0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

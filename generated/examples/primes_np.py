@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=05a22089a5dab4d0190208e5af6b4899e007b8cf46f3794ec95a1f2ca640fbdc
-# autobatch: inputs-sha256=f3eb021b291e5669f637da8d58d4847bf0e9f74e27cd804604ee412281ba0076
+# autobatch: source-sha256=eab926fe31cbc8be9067f02d408d6bda13a6026a112f8ff55266aabcf905fe85
+# autobatch: inputs-sha256=ace5b5f00dc863b82002b83115cb47ed26e314c8045163b800cfb5f79562b62f
 # autobatch: body-sha256=f98f3ef540b0c4aebe3030f674883ec82dda8bccf873af4530f12ef848835759
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

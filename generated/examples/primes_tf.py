@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=c4a4d031ee8089c78d45d50e54c05eccf6c1165b675f40f1264729e264b676d3
-# autobatch: inputs-sha256=76438981e684c278041c0ab505826d83c314fc1977d8c65ecaf6d601d2f9cf62
+# autobatch: source-sha256=b79e2552ed822b422e4ac1ea1dc4b78769eb1cbf43aaf498c984790a15bae480
+# autobatch: inputs-sha256=2e7ef160bfc3c4d9b8c7542e89ba73ee3b8190214c0759cb75e7634ad3b43bda
 # autobatch: body-sha256=d10bba4d2a4a27aaabf4ec8b3f63d61cdabf1a59b272a4e67930d3bd1293a06d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

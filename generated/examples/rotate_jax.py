@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=87fc12654173b413370204650f673149da3b0dcac679503442bc88d4d0bd6fdd
-# autobatch: inputs-sha256=19378c2859f69eb60fe24454fe88d5b6973a61f798d5434dc2e10f2a8bb39fe1
+# autobatch: source-sha256=054563a7b87cadc07dbd07d5f6b02e5e8e94ee8cda10c66f5c7f2cef2d73a1c2
+# autobatch: inputs-sha256=776f8c01bc3637b06a2c147a3d03de9d0f587438aa4edab5e6532b162558725f
 # autobatch: body-sha256=967863f28aa2e236cc6fa2e99bb9204da852292a3762c2628ca8fbec8399625d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

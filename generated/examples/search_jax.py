@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=2e290f6a2bc765759303935bae2b7bcad82a1108566f7bced5f749c43705dbd2
-# autobatch: inputs-sha256=1e08477238e536cfc73ab1634bf2ec246e4e4be1b0dbc5a651b55ff8b7a4f421
+# autobatch: source-sha256=1a1639b2eca1afb599bb50ef6506d46cfd1101890d87212fe6c91f79bb07a18a
+# autobatch: inputs-sha256=35e7fce0a4fe6c407031dcb7f51f4c056ddcf40bb3eb61b6e6de3192757d6a00
 # autobatch: body-sha256=6c91182aff57774800649d345d0cab039b0b0787c001afcca3207853a4518d67
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

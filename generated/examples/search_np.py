@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=eac4d0dbe4f57db279690c1189a515979618a3ae26b7d25cef1a434c1b105b0f
-# autobatch: inputs-sha256=126f3fbfd08869fe9b7c622c153eab6a94c25cd6626be05e8cb9e2f7c8e9306e
+# autobatch: source-sha256=2df41447e1e872b8b1e99dcbe01417de376b92b4297a0183c3c0ae0444682b5f
+# autobatch: inputs-sha256=e806c54980a1660026379a00eeffd2ccc0ab037756c9b8241231756151bee725
 # autobatch: body-sha256=d9465dd6c703882764a513b13a1adae20c61ea573cd1b038e7c073f2842a24d1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=0403993a3e828a17c77037d5a2e7d11f02f382f28dea11d9d01145d0135991b5
-# autobatch: inputs-sha256=ecd72721619ec62fc7a6a361f2e625e1e4c03b218f238777c9f9ef0086567ade
+# autobatch: source-sha256=b2bb42e6a842bbbd7519008757919f3635b8641b67d03adcf42e48271e8c9107
+# autobatch: inputs-sha256=3741c2de5f4c179d64465a252e2fda8a5c39a7300ce409276f22bb2bfc19fae5
 # autobatch: body-sha256=e4c83d84a364d98a0ea749265a64cff6045f1c39091ef315fdb6f8e88492d7cd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

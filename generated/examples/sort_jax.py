@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=398bbfbf4d7776bb61eb00b4ba16d0b27d7dae6c4c9f67aa1b1e883fd3935a07
-# autobatch: inputs-sha256=aeab7138ad6a3f4b1b2cc8e2e0af8a7dcfac72907690004f63ab9749024f399b
+# autobatch: source-sha256=7b0f66a9a227298cc5b0ebe52343f70bab2d3d6d5db9261659e7bcdbd581b5e7
+# autobatch: inputs-sha256=99957e3c7e0a734a56030da31395d5c3d01e8429b537689f65c2763fadb04b29
 # autobatch: body-sha256=5f5dd272ab2e4c400dc8c0459b2848b1f90830cc3ee748d5dc52d3f45c4e4ebb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=d5a6a1068aef1b69ffd2e9730f5b5263545660fec7f2ddb98e4085cd84300183
-# autobatch: inputs-sha256=9cc37038f5349c783ef5ab792772114e7602280c4e6f3cbe4498e2ff1fd1a942
+# autobatch: source-sha256=43474c0b4f8f3027016750393c386c76512a775d1cf89d287cef4660947e30db
+# autobatch: inputs-sha256=337bcc359d89cf3158aa9f8bc776b93741c03cf15d15fe94a9e8c09f08a1d496
 # autobatch: body-sha256=c4321403648bcc5d02f020fe382ebe4e9ba8c9d45b899a3766b79f531ccc62e8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

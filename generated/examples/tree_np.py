@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=0b5b28c22444728c8e1fb6ef3c09ccf23d408116a26e1bb915cc93c64cfd07cf
-# autobatch: inputs-sha256=1778ca225c492576da05d71940878d4871062fd8d3fa51bea865f27c9ca43330
+# autobatch: source-sha256=98db4027394767708c0f8c0fed467e12d7468fa970931416952badffbab36bd2
+# autobatch: inputs-sha256=d799143987f97967727908d1da69962128f3e17b06ccaf3292d56ac6ba3772e2
 # autobatch: body-sha256=d2c9f15699d2e6ea4e38317b8c33dc482b4b6436af4325581058a7e92093074d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

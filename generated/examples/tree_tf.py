@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=59185f4571ccfe9a351edb4409963c9693abde12851d9d3ce3a0365b3312cf30
-# autobatch: inputs-sha256=7b002065e159ba0f5d6a7a821c7b13d8de36c394fd1d3f26fe372d451e7bdd7a
+# autobatch: source-sha256=c579f42b62afc9a89f557d1a518e190e2b603ddbc71324581fd1e927796e592d
+# autobatch: inputs-sha256=624b27694d15ccb40ec58289a7d3b58dc6503cb9b8845cab5fb39ef9e3d14b42
 # autobatch: body-sha256=97093650f0717711c67861775cc8f036edd22fb32a68c6862fda528263736c32
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=c68cfda0d22ca6a5034670cb4e3b7fc7ecf8e5dd9a948f7aa8fce3e607c3ecce
-# autobatch: inputs-sha256=14a34efcc9126ca6c421d4aea8fe598ba78c7377810fe0b682132ae547ea33f8
+# autobatch: source-sha256=711d81b974d80b923c5e8cd590a5ac0641dbe62397ff81613506d34a0b3f8a61
+# autobatch: inputs-sha256=66845392559bda2755bd5bfb015a986519348b4734c79cbd53bfb1c91bff3f50
 # autobatch: body-sha256=dfecfd64276ffb505ff46d9924725083e37da89588571e7b1b7c7478ef710c55
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=d7aa0148caef2757247a64fd2ecdd7eb07d0c259420fcb186a0f88e9edabec3e
-# autobatch: inputs-sha256=afb5d8dc2320cf5b89f472c7080d2b7b562f0da0b4e2d0b6e94dd255e076a5f0
+# autobatch: source-sha256=6a853649d7299db0d723eb687a935bd60d123f3d61b74a94875108916b7194c4
+# autobatch: inputs-sha256=531c50acde26c4efe662f6b77f5f309bc4177954865eba41d3a55a229097dca1
 # autobatch: body-sha256=8e0f3f066641f54f9f08e283f1479fb375aa9b93273b814780ba33001bb857ea
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

@@ -95,6 +95,8 @@ class Expressions:
             result = self.fresh(expr.func.id)
             self.call(expr, result, origin_of(expr, origin))
             return load(result)
+        if self.is_list_of_range(expr):
+            expr = self.range_as_comprehension(expr)
         if isinstance(expr, gast.ListComp):
             return self.list_comprehension(expr, origin)
         if isinstance(expr, gast.BinOp) and isinstance(expr.op, gast.Mult):
@@ -207,6 +209,37 @@ class Expressions:
             is_async=0,
         )
         return gast.copy_location(gast.ListComp(elt=element, generators=[counted]), expr)
+
+    def is_list_of_range(self, expr) -> bool:
+        """`list(range(n))` (the builtins, n known when the program is built:
+        `prev = list(range(m + 1))` in edit distance)."""
+        def builtin(node, name):
+            return (
+                isinstance(node, gast.Call)
+                and isinstance(node.func, gast.Name)
+                and node.func.id == name
+                and node.func.id not in self.locals
+                and self.namespace.get(name, getattr(builtins, name)) is getattr(builtins, name)
+                and len(node.args) == 1
+                and not node.keywords
+            )
+
+        return (
+            builtin(expr, "list")
+            and builtin(expr.args[0], "range")
+            and static_count(expr.args[0].args[0], self.source, self.locals) is not None
+        )
+
+    def range_as_comprehension(self, expr):
+        """`list(range(n))` as the comprehension `[k for k in range(n)]`."""
+        position = self.fresh("position")
+        counted = gast.comprehension(
+            target=gast.Name(position, gast.Store(), None, None),
+            iter=expr.args[0],
+            ifs=[],
+            is_async=0,
+        )
+        return gast.copy_location(gast.ListComp(elt=load(position), generators=[counted]), expr)
 
     def static_list_length(self, expr):
         """`[0] * (m + 1)` after `n, m = len(a), len(b)`: the length is

@@ -104,6 +104,9 @@ class _Rewriter(BuiltinCalls, Comparisons):
         self.generic_visit(node)
         if isinstance(node.op, ast.Mult) and (isinstance(node.left, ast.List) or isinstance(node.right, ast.List)):
             return _repeated_list(self, node)
+        joined = _joined_lists(self, node)
+        if joined is not None:
+            return self.done(joined)
         _refuse_list_arithmetic(self, node)
         if isinstance(node.op, ast.Mod):
             left = self.info(node.left)
@@ -144,13 +147,62 @@ def _refuse_list_arithmetic(rewriter, node):
             )
 
 
+def _joined_lists(rewriter, node):
+    """`[1] + [0] * n`, `row + [x]`, `[i] + dp` where one side is a list kept
+    as an array: Python's joined list, `py_list_join(parts, kinds)` (the
+    parts of a chain `a + b + c` in one call), or None where this is not
+    such a join (or the parts are not lists of numbers: refused below)."""
+    if not isinstance(node.op, ast.Add):
+        return None
+    sides = [_list_kind(rewriter, node.left), _list_kind(rewriter, node.right)]
+    if None in sides or "array" not in sides:
+        return None
+    parts, kinds = [], []
+    for side in (node.left, node.right):
+        if _is_join(side):
+            parts += side.args[0].elts
+            kinds += [k.value for k in side.args[1].elts]
+            continue
+        info = rewriter.info(side)
+        if info is None:
+            return None
+        if isinstance(info.value, (list, tuple)):
+            items = [rewriter.info(ast.Subscript(side, ast.Constant(k), ast.Load())) for k in range(len(info.value))]
+            if any(i is None or (i.batched and not i.scalar) for i in items):
+                return None  # a list of rows: refused
+            if not isinstance(side, ast.List):
+                side = ast.List(rewriter.elements(side, info.value), ast.Load())
+            parts.append(ast.Tuple(side.elts, ast.Load()))
+            kinds.append("items")
+        elif info.batched:
+            if len(info.shape) != 1:
+                return None
+            parts.append(side)
+            kinds.append("batched")
+        else:
+            shape = getattr(info.value, "shape", None)
+            if len(np.shape(info.value) if shape is None else shape) != 1:
+                return None
+            parts.append(side)
+            kinds.append("constant")
+    return call_node(
+        "py_list_join",
+        ast.Tuple(parts, ast.Load()),
+        ast.Tuple([ast.Constant(k) for k in kinds], ast.Load()),
+    )
+
+
+def _is_join(node) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "py_list_join"
+
+
 def _list_kind(rewriter, node):
     """"array" for a list the program keeps as an array (`repeat(x, n)`, a
     name some assignment makes a list of that kind), "list" for a Python
     list (a display), None for anything else."""
     if isinstance(node, ast.List):
         return "list"
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "repeat":
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("repeat", "py_list_join"):
         return "array"
     lists = getattr(rewriter.values, "list_names", frozenset())
     if isinstance(node, ast.Name) and node.id in lists:

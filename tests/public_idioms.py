@@ -171,6 +171,30 @@ def pascal_row(n):
 
 
 @ctx.batch
+def ranges(v):
+    """`list(range(...))` with bounds known when the program is built."""
+    n = len(v)
+    a = list(range(1, n + 1))
+    b = list(range(n, 0, -1))
+    c = list(range(0, n, 2))
+    d = list(range(n + 1))
+    a[0] = v[0]
+    return a[0] + 10 * a[n - 1] + 100 * b[0] + 1000 * b[n - 1] + 10000 * c[len(c) - 1] + d[n] + len(c)
+
+
+@ctx.batch
+def joined_copies(v, w):
+    """Copies of arrays joined as lists (`list(v) + [0]` was added
+    elementwise, without an error)."""
+    a = list(v) + [0]
+    b = [5] + list(w)
+    row = list(v)
+    row = [row[-1]] + row[:-1]
+    c = list(v) + list(w)
+    return len(a) + a[-1] + b[0] + b[1] + row[0] * 10 + c[len(v)] * 100
+
+
+@ctx.batch
 def edit_distance_rows(a, b):
     """Levenshtein distance in two rows, as public collections write it:
     `list(range(m + 1))` and `[i] + [0] * m` for each new row."""

@@ -57,9 +57,9 @@ def test_lists_copied_and_numbers_stored_share_nothing(mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_lists_join_as_python_joins_them(mode):
-    """`[1] + [0] * 7`, `[len(v)] + out + [0]`, `list(range(m + 1))` and
-    `[i] + [0] * m`: Python's lists (the first two were added elementwise,
-    without an error; the last two refused)."""
+    """`[1] + [0] * 7`, `[len(v)] + out + [0]`, `list(v) + list(w)`,
+    `list(range(m + 1))` and `[i] + [0] * m`: Python's lists (joins were
+    added elementwise, without an error; the last two refused)."""
     n = np.array([0, 4, 2, 7, 1])
     assert np.asarray(P.pascal_joined(n, **MODES[mode])).tolist() == per_example("pascal_joined", n)
     got = np.asarray(P.extended(V, **MODES[mode])).tolist()
@@ -68,6 +68,10 @@ def test_lists_join_as_python_joins_them(mode):
     b = np.array([[4, 3, 0], [2, 2, 2], [8, 9, 1], [1, 2, 0], [3, 4, 1]])
     got = np.asarray(P.edit_distance_rows(V, b, **MODES[mode])).tolist()
     assert got == per_example("edit_distance_rows", V, b) and len(set(got)) > 1
+    got = np.asarray(P.ranges(V, **MODES[mode])).tolist()
+    assert got == per_example("ranges", V) and len(set(got)) > 1
+    got = np.asarray(P.joined_copies(V, b, **MODES[mode])).tolist()
+    assert got == per_example("joined_copies", V, b) and len(set(got)) > 1
 
 
 @pytest.mark.parametrize("mode", MODES)

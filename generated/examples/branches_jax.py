@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=261f9659d6030b04b685dd2ae81cccaa1ba2b7e96fb0b01de7f9ed36e98b7c92
-# autobatch: inputs-sha256=45c64c9989272c0b282b6108afae5623273e9fca6361654349e673c70c056bb2
+# autobatch: source-sha256=e75e98003a9aecae67b5e7a9121f1479ab0777d656058f84b65e15386568d24e
+# autobatch: inputs-sha256=a1428c9c07eda990e84fa471530191a97bed202fe7edca78b8791633fad93bc8
 # autobatch: body-sha256=2a290d25970895b4d5f4bd8b0d094415ac75986743e17f56bbfd15fd91581984
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

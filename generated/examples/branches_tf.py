@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=1b8e6da88685b75bf42809b064fb409bae821a549a4548f321dddec5bd79e14e
-# autobatch: inputs-sha256=773980e5140a616233f519f92a7b0b599a91ce671702ffafd95ca2d91efcfe43
+# autobatch: source-sha256=35300db24888fea918b87d648e90d30c810cbd4aaa479fcbdda65f6c59e760ff
+# autobatch: inputs-sha256=9e293d5e7684eeafd344fad8a514b93d21a85d09ac06e24caee4311f0a3a6d21
 # autobatch: body-sha256=844737ecd2797773b068f365ebfc794f4681b8a7e8eb620f59ef11ea154099eb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

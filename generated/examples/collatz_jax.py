@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=33c23cc39ad11da275e6000e752a41b5ae2afb584b7cf5b9034f3298d284ce63
-# autobatch: inputs-sha256=5482994bc7de2eb0019d6ad6601f9b8e499db6989fe07d41438c41c4fa5a3fc2
+# autobatch: source-sha256=74f8715f561a35cf34de591e985ff1f93e30f5890d698bf9c11f155caf7e6d00
+# autobatch: inputs-sha256=f8ca054c95afcb931f3ba046c8fa377c72c1a94cac90cf1014f52a96a2631fe0
 # autobatch: body-sha256=e15872e7010711104e837173963bccfe5aed6b167da0ec3a77d6f751fd7a302b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=3d90c4f44b9ab9c1d86f2841978f79e8e5e46d35fc21ee5aef831d62a26aaf25
-# autobatch: inputs-sha256=085522222d90796ddf1ee4edb72a87e9b48b24131234c30e492533545126b261
+# autobatch: source-sha256=7a337407df4bcbf8bfd05f70efa0839b743cd80cb800df9e549ee335f4305a5f
+# autobatch: inputs-sha256=c6b8cff6d751aef4087570f69a7b98ae884c5151779e427b141a5ec40145a945
 # autobatch: body-sha256=4962c8907f7a1b35f4e8bc66d6308bec1f4476b5bab2f70a7238943f59048497
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

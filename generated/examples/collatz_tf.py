@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=87bfde2539383fbf258aca7683d17abeb59a65b2c63c820cc113a4fe8910b11a
-# autobatch: inputs-sha256=e2a7beb74d8d23cbe01f1e3983116806ff92cd6b897d89f8d17a5af3907e871f
+# autobatch: source-sha256=2398a3da9cb8fa4b01ac1b7411c2c47eef7df0ba206b7903c6eec687bea537cd
+# autobatch: inputs-sha256=8df4be07278042b996ba3184b0c8a94df7ff3d8cbe13a0bd5395bcf3d606d5a9
 # autobatch: body-sha256=85155080082add6137473af999715a1084d32f2b63cf353c707773d7d131c32c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

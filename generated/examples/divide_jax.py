@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=0e18d03125b32e75dd1370fee8a689f590090215eb324bf9f8ae53d035009469
-# autobatch: inputs-sha256=cdb6775b34ff18a0392394d8c18162b779996ff279a5601c077ec14cdd6fe5ed
+# autobatch: source-sha256=408028439f105ac0712fac0c5970a5d1230c75f924b7e6e90a2c2645ed24cfb9
+# autobatch: inputs-sha256=bb772e6feb7ea926df3c1bd27eaf169883219de03b15e33559785968baf51ce2
 # autobatch: body-sha256=6ed7708100f2f3da6f4a8dba543c879476a974e69154e88aad5e21bbd38e4e14
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

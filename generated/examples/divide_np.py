@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=df53f2c2257b99299702f29f56b7f6f89880ccff6bf25566d6d775781850b9f3
-# autobatch: inputs-sha256=aa0e409fcc87801d9cfc953c371eeda3ea022191950a0faa1ba749414cdbed07
+# autobatch: source-sha256=64202c1089f49891420c01ed7581c7f0ce02b415e8f1fca8d0f500990321b36e
+# autobatch: inputs-sha256=b8541209e2b59aad6d7169d831c3c6cb89ed715a9602754640fa48dd16671162
 # autobatch: body-sha256=01831231cc56e86e62f3c10f0eb93f80302672c6469593e10c0c63c655501a09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=ab165305284e567ad1816d4e282a39c27d7a49682fb58b3a1a270b590468fdc5
-# autobatch: inputs-sha256=6199a0ef39e469fb183e230bb878df76f6c383b66c4f409ea046cfc718a8dba3
+# autobatch: source-sha256=6f6688db3a747beddd6131299679f72424a12bb015ee9e50bd6d6a31094b97f2
+# autobatch: inputs-sha256=af7894b960863cb5b6061bf33f944cc9cb7c9f76ad4fc81e58381f59386aff63
 # autobatch: body-sha256=be1e04742ed5ee5c1c0854e9af8cdbdb2946c735c8cc7dda788fae5ea4a166aa
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=6dabbc7ee964cfdde1c842ffc9849208d1564f85f298f6949784cacd8f0ba925
-# autobatch: inputs-sha256=daa8de0c7554c2943b321d396490bff213fafacd70ab424f8c97aaca9279bf29
+# autobatch: source-sha256=0380618c299ebba8997598e3bf7cd76c5f7285885e9a09511e60f9cdc90a868a
+# autobatch: inputs-sha256=39e63feda48d64020b9a059fe8a9492d8dc8254bd081f440a8846e2e271a67c2
 # autobatch: body-sha256=cd7764e37bd0f9490358fa1afff7a6746a791916fcaefdbab16eb505a35bfa7a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

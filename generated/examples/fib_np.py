@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=175d178f56f098e2979bac9f9b8d8742e9b2411680bc21a1e33c20da12e7e96e
-# autobatch: inputs-sha256=48f15215ebf4fc13a2fa0e66448c80a993221d2ab35964c8b0f78ed944a6a7de
+# autobatch: source-sha256=997e84f027f81d10581c51cf86bbac1a01da901819382d71866d18b96b1f0e1d
+# autobatch: inputs-sha256=e84e29df85af4c958b5c6e42e4ec04835bc95a5d8e57280efe177717ddd6770c
 # autobatch: body-sha256=9b7af608edf232c904b45f3420e5cf6063c0db7dfb662cfb95ffcca12a807937
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

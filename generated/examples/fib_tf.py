@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=75c9db455079792ec68159a3a3a0c4bf13de227d07a8c8dfd59ef737d46b89b8
-# autobatch: inputs-sha256=c6296ac0c85b75e8d0c272b3c47e25272cc4a2f20509b127d967fcd926eaad95
+# autobatch: source-sha256=6f9255652033db94c4ac36f0f90739a83612a652ff9f9270a52bb913512929bc
+# autobatch: inputs-sha256=68206a12fecea035166c13c422e98f32ee1d4e526e1a89d0699e4e49441fa285
 # autobatch: body-sha256=f7f83898e88a6826d126747cc811d0068a9f4a5f543e959ecc04ac089a253125
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

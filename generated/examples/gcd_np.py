@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=4586b92d21caec34d6f3b6b3e84f5717deb3a1f376109a31b13350071b99d7d0
-# autobatch: inputs-sha256=57294deb93b6c2cae0e90a23f40a0d0f59938b173a764e755de6809f02025016
+# autobatch: source-sha256=4c77275dac12ed8bec05183d144dd65b164c0d426c8d13ccc94d6a304ddb0ecd
+# autobatch: inputs-sha256=a201fd92a52c77351a9423c1ea280b697c275281d9f6679cce7d2daac1f70700
 # autobatch: body-sha256=37fb69a516883bc7deb6c16eb96219556c35480266f2161e9f695ae3a4151825
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

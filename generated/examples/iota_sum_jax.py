@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=1c76ac74471c582dd2cbd2959ff2391a01188d0afa7b186ce5e59eca759be0c8
-# autobatch: inputs-sha256=29217899aaa7a09db2b4ec5522d02f4b70e70903fc1c7f8634ad2a3a1c64aba1
+# autobatch: source-sha256=b32457966b3ce348f05c790c9f033fea6c95d9c6b7db759371a8b9589c4c4cce
+# autobatch: inputs-sha256=a8ce1fcc783118c26d0176ec670be7b03a87a5ba7ad51eb088ddc3d24333eb14
 # autobatch: body-sha256=bd34b1f32092e98a72ff9769acf420d68e1b3b964c4e08cf5a16da2d82877f8d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

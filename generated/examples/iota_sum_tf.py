@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=e2f69b3f23751b90f5d9e7d2015256159d55c85cd02a98c87d85530e91dd635a
-# autobatch: inputs-sha256=1ae7a15d3692cd22ac6f48366e3d6c0400246fb65d44e172962c469cc0847acc
+# autobatch: source-sha256=cf9fdccfa7cb66bcdc48f2468e1e9578e87986655c0c4a320d4ff05398c4e6fa
+# autobatch: inputs-sha256=6e76ddc0bd5bb3bca02b917819ef644cebee2a9c03a303ac6d31bc5f6b6926b9
 # autobatch: body-sha256=fb99b8e46a26100aac56771e2b9d0f93d0011c38da2c876aa0c5376610218ef1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=cf497962bf5265488fc1207343ccebcf341071bb2adc32bae5097e7201c96bf1
-# autobatch: inputs-sha256=b27e567b65541415f248e7c7b1399e52a8d6266f8bf160f2b17d52848a52ae8c
+# autobatch: source-sha256=ed55378962ef618abf32da5cbfa64228f7566fed302e0dc32596fa2f2700df33
+# autobatch: inputs-sha256=3af04ceca2bdb0c5ef95c81b531433b2ce75e9642ea369cb40566a02d47688ab
 # autobatch: body-sha256=773cc1411365abe39c177834bd1be5d7dccc69e478f3e451f04b07a4cea155b0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

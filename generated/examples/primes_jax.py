@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=c7fe47d89943665d325775bd6855a206314489d1774acd264cfdecb79b4ea291
-# autobatch: inputs-sha256=2da59ebde37446ebdd6b219ec5cadeeb35085f587028fe63e5289235db734be1
+# autobatch: source-sha256=962b521d4a02117308f74141064834ad2b86cbab01647a9ba305b4d0fa6a5e20
+# autobatch: inputs-sha256=9ae3483481e2f143fc44396dfbe881187d8d5ac86d1188bea203f0aa777f9a28
 # autobatch: body-sha256=31405d32d7a3957bee62ab7023218b11803aa825fe3600ec03505e38f5e03cc5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.

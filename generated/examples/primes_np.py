@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=eab926fe31cbc8be9067f02d408d6bda13a6026a112f8ff55266aabcf905fe85
-# autobatch: inputs-sha256=ace5b5f00dc863b82002b83115cb47ed26e314c8045163b800cfb5f79562b62f
+# autobatch: source-sha256=f94dd6cb417dc6892c1a26d01c176d759257c3c04da8db2e743c6c8dd516eb36
+# autobatch: inputs-sha256=5e1bf210787ee1434dd40747fabed8c898b53d58ae44f2084fbeb59f6b00d5b6
 # autobatch: body-sha256=f98f3ef540b0c4aebe3030f674883ec82dda8bccf873af4530f12ef848835759
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=054563a7b87cadc07dbd07d5f6b02e5e8e94ee8cda10c66f5c7f2cef2d73a1c2
-# autobatch: inputs-sha256=776f8c01bc3637b06a2c147a3d03de9d0f587438aa4edab5e6532b162558725f
+# autobatch: source-sha256=25b5d7a02f86a013af8be8368754ebb246dc8fdb3dfec5007c4907d8ce2f2543
+# autobatch: inputs-sha256=50d6c1482f2b8c6a13a9a6b37bccef3e8e475541b4df2bed35b08fc45806ca86
 # autobatch: body-sha256=967863f28aa2e236cc6fa2e99bb9204da852292a3762c2628ca8fbec8399625d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=cb05af01f2e6eaca32aaef91c9eeb0ae4a4300084208891504357e126ac56bda
-# autobatch: inputs-sha256=c76f300b9b8fa961c1a58b2b039f064e3eaf435b4ced01e9c8bb93183f11c94c
+# autobatch: source-sha256=d65730e9e36afbc73b2aacffbec769098b673ea6332454f73f99f73acff77fdc
+# autobatch: inputs-sha256=3ad010a8c42a8b3b6a71c123b4c58abee404633a068ec0997baae082073bd74b
 # autobatch: body-sha256=cb0373dd853e439732c6c5be2046a5e81572f560abbd2852bc373c8a0d546d23
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=e87cadca2fedd4f22df4a811d960669529d4cfd36b66b57ec4b60d00606f8d1a
-# autobatch: inputs-sha256=1b16d9fadf51753779f59946336f3ad8b6f741dd6778526afe6c88b065298825
+# autobatch: source-sha256=0fc182e56e3e6b77e3b78c11996729d1b7d4698925292c15db60fd5c0369db80
+# autobatch: inputs-sha256=639859679a17dc4a95f6dc17c0a1fcfcbcd96e3b3f59378b577fc0ab3bcdcd58
 # autobatch: body-sha256=9a27754ebbcf056943f4195d4f393b17523c6cd3f5bac5b74d4d1dc409f36cc0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

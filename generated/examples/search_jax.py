@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=1a1639b2eca1afb599bb50ef6506d46cfd1101890d87212fe6c91f79bb07a18a
-# autobatch: inputs-sha256=35e7fce0a4fe6c407031dcb7f51f4c056ddcf40bb3eb61b6e6de3192757d6a00
+# autobatch: source-sha256=171b3ec7a3df2b196fb544adb99b460e0bde64435916371387055f11d5123bcc
+# autobatch: inputs-sha256=730b92db53cdc6e6ee65033ed404767fab193540ca187172c4077d9ab22163f4
 # autobatch: body-sha256=6c91182aff57774800649d345d0cab039b0b0787c001afcca3207853a4518d67
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

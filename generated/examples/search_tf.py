@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=b2bb42e6a842bbbd7519008757919f3635b8641b67d03adcf42e48271e8c9107
-# autobatch: inputs-sha256=3741c2de5f4c179d64465a252e2fda8a5c39a7300ce409276f22bb2bfc19fae5
+# autobatch: source-sha256=312b5f4f099245ac452c307d7ba8a740894e1ef451e17ad5dbb3872660a379fc
+# autobatch: inputs-sha256=f857f91fd59e7c55e34886aff1a1f1ac422a8ef38d09b55352e3b04b4d27bc4e
 # autobatch: body-sha256=e4c83d84a364d98a0ea749265a64cff6045f1c39091ef315fdb6f8e88492d7cd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

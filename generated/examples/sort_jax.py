@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=7b0f66a9a227298cc5b0ebe52343f70bab2d3d6d5db9261659e7bcdbd581b5e7
-# autobatch: inputs-sha256=99957e3c7e0a734a56030da31395d5c3d01e8429b537689f65c2763fadb04b29
+# autobatch: source-sha256=05cfbb42aeedced6b73fe2ed6a683a4f3c748f1c958b6898852395ce6abada16
+# autobatch: inputs-sha256=8304a9dec6f65f41155e5786a42b725548e6b5aa43d530d38987a9c89e5742ab
 # autobatch: body-sha256=5f5dd272ab2e4c400dc8c0459b2848b1f90830cc3ee748d5dc52d3f45c4e4ebb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

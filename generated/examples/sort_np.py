@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=8d96e9f96735bccb64652cfcaa05b63599adfa314b4eff9dc2955aef11dd2240
-# autobatch: inputs-sha256=3972605780eb5f26c76e4a7672ba07c94a73a707168c7d79670c1499755c198e
+# autobatch: source-sha256=d8375d4a2ab49316576a07737036584aa64fbba4b6c40c1768a99c37e81fce56
+# autobatch: inputs-sha256=19fe7997965cee8e371f52bbbf710a96a9ad5f282637a73875499eff0274f932
 # autobatch: body-sha256=f3ed2bcb6e12ab8f5d873e3303cf2ff4930cddb80fdad8b4e73169df0d0ac1ec
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

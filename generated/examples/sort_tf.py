@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=b70f7e3b149b2d80e7049ae1e99a25d14d7765ea6605e1a9b31f7010ee2769c9
-# autobatch: inputs-sha256=cb08e5581d2f8a7d8e0bc7ab4b92895679b19beb18ab8296bba58ea1d1e7f29b
+# autobatch: source-sha256=3d68d980dd239c71b8f0a4d906def7a8cec9374cc065771a2dfde050dd2a9118
+# autobatch: inputs-sha256=a851bc1917056df46ef6110043066c25ee9e4c3ff497cbbf0d74165bf0e821d5
 # autobatch: body-sha256=85893f930dccaabddbcc16e4ec374f748d4e8bef5fed893a1f13a68be36059cf
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

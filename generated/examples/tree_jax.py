@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=43474c0b4f8f3027016750393c386c76512a775d1cf89d287cef4660947e30db
-# autobatch: inputs-sha256=337bcc359d89cf3158aa9f8bc776b93741c03cf15d15fe94a9e8c09f08a1d496
+# autobatch: source-sha256=a5b66f9295545feb831dac923b75127f86ce684142d5d93ec80a6e034fd1763c
+# autobatch: inputs-sha256=f50b1bf99911e41b4ad24ac526024c865b10d7180f2a2ba4ff6d4f3ea119ce09
 # autobatch: body-sha256=c4321403648bcc5d02f020fe382ebe4e9ba8c9d45b899a3766b79f531ccc62e8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

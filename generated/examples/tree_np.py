@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=98db4027394767708c0f8c0fed467e12d7468fa970931416952badffbab36bd2
-# autobatch: inputs-sha256=d799143987f97967727908d1da69962128f3e17b06ccaf3292d56ac6ba3772e2
+# autobatch: source-sha256=3bd0d5bc9e92b041695ca619608b047c747a52568e71efd9aae1647c3d8aa8bb
+# autobatch: inputs-sha256=dd985b515e0993f6806a767aaacd888d52531cb680b9c8eaffeeaba727806943
 # autobatch: body-sha256=d2c9f15699d2e6ea4e38317b8c33dc482b4b6436af4325581058a7e92093074d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=c579f42b62afc9a89f557d1a518e190e2b603ddbc71324581fd1e927796e592d
-# autobatch: inputs-sha256=624b27694d15ccb40ec58289a7d3b58dc6503cb9b8845cab5fb39ef9e3d14b42
+# autobatch: source-sha256=25d13fdab44a6e7c44f8d656cfa1965383a07fca37e9022381942df6633368aa
+# autobatch: inputs-sha256=92f905363c78a27940905a0d723ba2a16d2a179a421821902fab9e91b3c99fbe
 # autobatch: body-sha256=97093650f0717711c67861775cc8f036edd22fb32a68c6862fda528263736c32
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=711d81b974d80b923c5e8cd590a5ac0641dbe62397ff81613506d34a0b3f8a61
-# autobatch: inputs-sha256=66845392559bda2755bd5bfb015a986519348b4734c79cbd53bfb1c91bff3f50
+# autobatch: source-sha256=329673cf329e293390f13a1a31cc3e913636b95de6321310f1b8d92aff8d2782
+# autobatch: inputs-sha256=d1f8068a016e0567a94cc988ba380270510f3085f1deb8cea6ef0230e755f921
 # autobatch: body-sha256=dfecfd64276ffb505ff46d9924725083e37da89588571e7b1b7c7478ef710c55
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

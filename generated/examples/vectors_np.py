@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=82c6fa7199851b2b8c87a897cf3840401664ab8ea11b4f84a61e034a02e00487
-# autobatch: inputs-sha256=30da1e84cf1f9cc0136c7666e9f5379bf0a21df3b532a423fda6b8f47ecfc1e1
+# autobatch: source-sha256=4260a20aec30c592746c0c9aa83b5eff1f054614d196c7f4c86c8345e60471ba
+# autobatch: inputs-sha256=36879d10f1016edb2feeed0972b86f8dae241c2217a794585520b39911eabb41
 # autobatch: body-sha256=8ff842f58cec9d62a3a804618ae4abc8321ffc22f4f001c090ac0d2664b4a251
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=6a853649d7299db0d723eb687a935bd60d123f3d61b74a94875108916b7194c4
-# autobatch: inputs-sha256=531c50acde26c4efe662f6b77f5f309bc4177954865eba41d3a55a229097dca1
+# autobatch: source-sha256=64f83b874203448f27d15debd402819270f5a2553f1046abb382e89f87251e93
+# autobatch: inputs-sha256=4b1b417be1f7c046bac86e12f600a3dbda8df64b986115149436185b5abb5ce7
 # autobatch: body-sha256=8e0f3f066641f54f9f08e283f1479fb375aa9b93273b814780ba33001bb857ea
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

@@ -224,22 +224,57 @@ class Expressions:
                 and not node.keywords
             )
 
-        return (
-            builtin(expr, "list")
-            and builtin(expr.args[0], "range")
-            and static_count(expr.args[0].args[0], self.source, self.locals) is not None
-        )
+        if not (builtin(expr, "list") and isinstance(expr.args[0], gast.Call)):
+            return False
+        arguments = expr.args[0].args
+        call = expr.args[0]
+        if not (
+            isinstance(call.func, gast.Name)
+            and call.func.id == "range"
+            and call.func.id not in self.locals
+            and 1 <= len(arguments) <= 3
+            and not call.keywords
+        ):
+            return False
+        if len(arguments) == 3 and _literal_int(arguments[2]) in (None, 0):
+            return False  # a step known when the program is built
+        return all(static_count(a, self.source, self.locals) is not None for a in arguments)
 
     def range_as_comprehension(self, expr):
-        """`list(range(n))` as the comprehension `[k for k in range(n)]`."""
+        """`list(range(start, stop, step))` as the comprehension
+        `[start + step * k for k in range(count)]`, count = the number of
+        items, `(stop - start + step - 1) // step` (for a step below zero,
+        `(start - stop - step - 1) // -step`; below zero for none)."""
+        arguments = expr.args[0].args
+        literals = [_literal_int(a) for a in arguments]
+        if None not in literals and not range(*literals):
+            return gast.copy_location(gast.List(elts=[], ctx=gast.Load()), expr)  # `list(range(0))`
+        start, stop = (gast.Constant(0, None), arguments[0]) if len(arguments) == 1 else arguments[:2]
+        step = _literal_int(arguments[2]) if len(arguments) == 3 else 1
+        if step > 0:
+            span = gast.BinOp(left=stop, op=gast.Sub(), right=start)
+        else:
+            span = gast.BinOp(left=start, op=gast.Sub(), right=stop)
+        count = gast.BinOp(
+            left=gast.BinOp(left=span, op=gast.Add(), right=gast.Constant(abs(step) - 1, None)),
+            op=gast.FloorDiv(),
+            right=gast.Constant(abs(step), None),
+        )
+        if len(arguments) == 1:
+            count = arguments[0]
         position = self.fresh("position")
         counted = gast.comprehension(
             target=gast.Name(position, gast.Store(), None, None),
-            iter=expr.args[0],
+            iter=gast.Call(func=load("range"), args=[count], keywords=[]),
             ifs=[],
             is_async=0,
         )
-        return gast.copy_location(gast.ListComp(elt=load(position), generators=[counted]), expr)
+        element = load(position)
+        if step != 1:
+            element = gast.BinOp(left=gast.Constant(step, None), op=gast.Mult(), right=element)
+        if len(arguments) > 1:
+            element = gast.BinOp(left=copy.deepcopy(start), op=gast.Add(), right=element)
+        return gast.copy_location(gast.ListComp(elt=element, generators=[counted]), expr)
 
     def static_list_length(self, expr):
         """`[0] * (m + 1)` after `n, m = len(a), len(b)`: the length is
@@ -495,6 +530,16 @@ def _comprehension_binds(node, variable) -> bool:
     return isinstance(node, gast.ListComp) and any(
         variable in target_names(g.target) for g in node.generators
     )
+
+
+def _literal_int(node):
+    """The int a literal (`2`, `-1`) writes, else None."""
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+        value = _literal_int(node.operand)
+        return None if value is None else -value
+    if isinstance(node, gast.Constant) and type(node.value) is int:
+        return node.value
+    return None
 
 
 def _reads(node, variable) -> bool:

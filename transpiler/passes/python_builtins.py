@@ -101,13 +101,16 @@ class _Rewriter(BuiltinCalls, Comparisons):
         return node
 
     def visit_BinOp(self, node):
+        # which sides are lists, as written (`list(v)` becomes `v` below)
+        written = [_written_as_list(self, node.left), _written_as_list(self, node.right)]
         self.generic_visit(node)
         if isinstance(node.op, ast.Mult) and (isinstance(node.left, ast.List) or isinstance(node.right, ast.List)):
             return _repeated_list(self, node)
-        joined = _joined_lists(self, node)
+        sides = [_list_kind(self, side, w) for side, w in zip((node.left, node.right), written)]
+        joined = _joined_lists(self, node, sides)
         if joined is not None:
             return self.done(joined)
-        _refuse_list_arithmetic(self, node)
+        _refuse_list_arithmetic(self, node, sides)
         if isinstance(node.op, ast.Mod):
             left = self.info(node.left)
             if left is not None and not left.batched and isinstance(left.value, (str, bytes)) and self.per_example(node.right):
@@ -118,7 +121,7 @@ class _Rewriter(BuiltinCalls, Comparisons):
         return node
 
 
-def _refuse_list_arithmetic(rewriter, node):
+def _refuse_list_arithmetic(rewriter, node, sides):
     """`a + b` of two lists joins them in Python, and `a * k` repeats one;
     a list made by `[0] * n` (or a comprehension) is an array here, which
     `+` and `*` would add and multiply elementwise: a wrong answer without
@@ -126,7 +129,6 @@ def _refuse_list_arithmetic(rewriter, node):
     lists here too, and join.)"""
     if not isinstance(node.op, (ast.Add, ast.Mult)):
         return
-    sides = [_list_kind(rewriter, node.left), _list_kind(rewriter, node.right)]
     if "array" not in sides:
         return
     if isinstance(node.op, ast.Add) and None not in sides:
@@ -147,14 +149,13 @@ def _refuse_list_arithmetic(rewriter, node):
             )
 
 
-def _joined_lists(rewriter, node):
+def _joined_lists(rewriter, node, sides):
     """`[1] + [0] * n`, `row + [x]`, `[i] + dp` where one side is a list kept
     as an array: Python's joined list, `py_list_join(parts, kinds)` (the
     parts of a chain `a + b + c` in one call), or None where this is not
     such a join (or the parts are not lists of numbers: refused below)."""
     if not isinstance(node.op, ast.Add):
         return None
-    sides = [_list_kind(rewriter, node.left), _list_kind(rewriter, node.right)]
     if None in sides or "array" not in sides:
         return None
     parts, kinds = [], []
@@ -196,19 +197,35 @@ def _is_join(node) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "py_list_join"
 
 
-def _list_kind(rewriter, node):
-    """"array" for a list the program keeps as an array (`repeat(x, n)`, a
-    name some assignment makes a list of that kind), "list" for a Python
-    list (a display), None for anything else."""
-    if isinstance(node, ast.List):
-        return "list"
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("repeat", "py_list_join"):
-        return "array"
+def _list_kind(rewriter, node, written):
+    """"array" for a list the program keeps as an array (`[x] * n`, a
+    comprehension, `list(v)`), "list" for one it keeps as a Python list (a
+    display), None for anything not written as a list."""
+    if not written:
+        return None
+    value = rewriter.values.of(node)
+    return "list" if isinstance(value, (list, tuple)) else "array"
+
+
+def _written_as_list(rewriter, node) -> bool:
+    """Whether `node`, as the user wrote it, makes a Python list: a display
+    or comprehension, `[x] * n`, `list(...)`, `sorted(...)`, a join of two,
+    a slice of one, or a name some assignment makes a list."""
+    if isinstance(node, (ast.List, ast.ListComp)):
+        return True
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return isinstance(node.left, ast.List) or isinstance(node.right, ast.List)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _written_as_list(rewriter, node.left) and _written_as_list(rewriter, node.right)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        if node.func.id in ("repeat", "py_list_join"):
+            return True
+        if node.func.id in ("list", "sorted"):
+            return rewriter.function(node) in (list, sorted)
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+        return _written_as_list(rewriter, node.value)
     lists = getattr(rewriter.values, "list_names", frozenset())
-    if isinstance(node, ast.Name) and node.id in lists:
-        value = rewriter.values.of(node)
-        return "list" if isinstance(value, (list, tuple)) else "array"
-    return None
+    return isinstance(node, ast.Name) and node.id in lists
 
 
 def _repeated_list(rewriter, node):

@@ -25,7 +25,7 @@ import numpy as np
 import jax.numpy as jnp
 from jax import lax
 
-from autobatch_runtime.common import PYTHON_HELPERS, join_batch
+from autobatch_runtime.common import PYTHON_HELPERS, list_join
 
 __all__ = list(PYTHON_HELPERS)  # what the backend re-exports
 
@@ -359,23 +359,7 @@ def py_list_count(items, x):
     return jnp.sum(jnp.asarray(items) == jnp.asarray(x)[..., None], axis=-1, dtype=jnp.int64)
 
 
-def py_list_join(parts, kinds):
-    """`a + b` of two lists per example (builtins_numpy.py)."""
-    batch = join_batch(parts, kinds, jnp.ndim, lambda x: jnp.shape(x)[0])
-    arrays = []
-    for part, kind in zip(parts, kinds):
-        if kind == "items":
-            if not part:
-                continue
-            lead = () if batch is None else (batch,)
-            arrays.append(jnp.stack([jnp.broadcast_to(jnp.asarray(x), lead) for x in part], axis=-1))
-        elif kind == "batched" or batch is None:
-            arrays.append(jnp.asarray(part))
-        else:
-            constant = jnp.asarray(part)
-            arrays.append(jnp.broadcast_to(constant, (batch,) + constant.shape))
-    dtype = jnp.result_type(*arrays)
-    return jnp.concatenate([a.astype(dtype) for a in arrays], axis=0 if batch is None else 1)
+py_list_join = list_join(jnp)  # `a + b` of two lists per example (common.py)
 
 
 def py_not(value):

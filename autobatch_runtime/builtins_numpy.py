@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from autobatch_runtime.common import PYTHON_HELPERS, join_batch
+from autobatch_runtime.common import PYTHON_HELPERS, list_join
 
 __all__ = list(PYTHON_HELPERS)  # what the backend re-exports
 
@@ -351,27 +351,7 @@ def py_list_count(items, x):
     return np.sum(np.asarray(items) == np.asarray(x)[..., None], axis=-1, dtype=np.int64)
 
 
-def py_list_join(parts, kinds):
-    """`a + b` of two lists per example: Python's joined list.  Each part is
-    "items" (a list display: per-example numbers [batch] or constants),
-    "batched" (a list kept as an array, [batch, n]) or "constant" ([n],
-    the same for every example) -> [batch, n_a + n_b] (or [n] if no part
-    differs per example), of the dtype holding every part's numbers."""
-    batch = join_batch(parts, kinds, np.ndim, lambda x: np.shape(x)[0])
-    arrays = []
-    for part, kind in zip(parts, kinds):
-        if kind == "items":
-            if not part:
-                continue
-            lead = () if batch is None else (batch,)
-            arrays.append(np.stack([np.broadcast_to(np.asarray(x), lead) for x in part], axis=-1))
-        elif kind == "batched" or batch is None:
-            arrays.append(np.asarray(part))
-        else:
-            constant = np.asarray(part)
-            arrays.append(np.broadcast_to(constant, (batch,) + constant.shape))
-    dtype = np.result_type(*arrays)
-    return np.concatenate([a.astype(dtype) for a in arrays], axis=0 if batch is None else 1)
+py_list_join = list_join(np)  # `a + b` of two lists per example (common.py)
 
 
 def py_not(value):

@@ -533,3 +533,40 @@ def join_batch(parts, kinds, rank, size):
                 if rank(x) == 1:
                     return size(x)
     return None
+
+
+def unpack_by(value, spec, rows):
+    """`unpack_rows` of every backend: `spec` an int n (the value's n rows,
+    `rows(value, n)`), a tuple (each element's spec), None (as it is)."""
+    if spec is None:
+        return value
+    if isinstance(spec, tuple):
+        return tuple(unpack_by(v, s, rows) for v, s in zip(value, spec))
+    return rows(value, spec)
+
+
+def list_join(xp):
+    """`py_list_join` for an array module with NumPy's API (NumPy, jax.numpy):
+    `a + b` of two lists per example.  Each part is "items" (a list
+    display: per-example numbers [batch] or constants), "batched" (a list
+    kept as an array, [batch, n]) or "constant" ([n], the same for every
+    example) -> [batch, n_a + n_b] (or [n] if no part differs per
+    example), of the dtype holding every part's numbers."""
+
+    def py_list_join(parts, kinds):
+        batch = join_batch(parts, kinds, xp.ndim, lambda x: xp.shape(x)[0])
+        arrays = []
+        for part, kind in zip(parts, kinds):
+            if kind == "items":
+                if part:
+                    lead = () if batch is None else (batch,)
+                    arrays.append(xp.stack([xp.broadcast_to(xp.asarray(x), lead) for x in part], axis=-1))
+            elif kind == "batched" or batch is None:
+                arrays.append(xp.asarray(part))
+            else:
+                constant = xp.asarray(part)
+                arrays.append(xp.broadcast_to(constant, (batch,) + constant.shape))
+        dtype = xp.result_type(*arrays)
+        return xp.concatenate([a.astype(dtype) for a in arrays], axis=0 if batch is None else 1)
+
+    return py_list_join

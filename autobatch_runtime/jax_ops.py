@@ -11,6 +11,8 @@ import numpy as np
 import jax.numpy as jnp
 from jax import lax
 
+from autobatch_runtime.common import unpack_by
+
 
 def _array(value):
     """A Python number as NumPy types it (int64, float64, bool: a strong
@@ -112,14 +114,8 @@ def stack_items(items):
 
 
 def unpack_rows(value, spec):
-    """`a, b = edge` of a per-example array of n rows (spec n): [batch, n,
-    ...] -> n arrays [batch, ...], the rows Python's unpacking gives each
-    example; a tuple spec unpacks a tuple's elements so (None: as it is)."""
-    if spec is None:
-        return value
-    if isinstance(spec, tuple):
-        return tuple(unpack_rows(v, s) for v, s in zip(value, spec))
-    return tuple(jnp.asarray(value)[:, k] for k in range(spec))
+    """`a, b = edge` per example (numpy_backend.py)."""
+    return unpack_by(value, spec, lambda v, n: tuple(jnp.asarray(v)[:, k] for k in range(n)))
 
 
 def lookup(table, items):

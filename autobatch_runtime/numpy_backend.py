@@ -126,12 +126,8 @@ def stack_items(items):
 def unpack_rows(value, spec):
     """`a, b = edge` of a per-example array of n rows (spec n): [batch, n,
     ...] -> n arrays [batch, ...], the rows Python's unpacking gives each
-    example; a tuple spec unpacks a tuple's elements so (None: as it is)."""
-    if spec is None:
-        return value
-    if isinstance(spec, tuple):
-        return tuple(unpack_rows(v, s) for v, s in zip(value, spec))
-    return tuple(np.asarray(value)[:, k] for k in range(spec))
+    example (common.unpack_by)."""
+    return common.unpack_by(value, spec, lambda v, n: tuple(np.asarray(v)[:, k] for k in range(n)))
 
 
 def lookup(table, items):

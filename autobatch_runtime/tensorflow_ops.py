@@ -10,6 +10,7 @@ per-example shape.
 
 import numpy as np
 
+from autobatch_runtime.common import unpack_by
 from autobatch_runtime.quiet import import_tensorflow
 
 tf = import_tensorflow()  # without its start-up log lines (quiet.py)
@@ -170,14 +171,8 @@ def stack_items(items):
 
 
 def unpack_rows(value, spec):
-    """`a, b = edge` of a per-example array of n rows (spec n): [batch, n,
-    ...] -> n arrays [batch, ...], the rows Python's unpacking gives each
-    example; a tuple spec unpacks a tuple's elements so (None: as it is)."""
-    if spec is None:
-        return value
-    if isinstance(spec, tuple):
-        return tuple(unpack_rows(v, s) for v, s in zip(value, spec))
-    return tuple(tf.unstack(tf.convert_to_tensor(value), num=spec, axis=1))
+    """`a, b = edge` per example (numpy_backend.py)."""
+    return unpack_by(value, spec, lambda v, n: tuple(tf.unstack(tf.convert_to_tensor(v), num=n, axis=1)))
 
 
 def lookup(table, items):

@@ -137,9 +137,8 @@ def pascal_joined(n):
     """Two lists joined, as Python joins them (they were added elementwise)."""
     row = [1] + [0] * 7
     for k in range(n):
-        prev = row[:]
-        for j in range(1, k + 2):
-            row[j] = prev[j] + prev[j - 1]
+        for j in range(k + 1, 0, -1):
+            row[j] += row[j - 1]
     return row
 
 

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=942a7e810719ec70793b710f6d9480a243aa07dc2a82eeb992162f1557ec4e61
-# autobatch: inputs-sha256=78929fa3fcbb36d59444c289d3b69474dc5047153b70421a28c8c7af7a9cf62f
+# autobatch: source-sha256=b7150322afbb3b0078d7b6da51948b55038bdfad4d590626a6963e70603a392a
+# autobatch: inputs-sha256=6853585cea554dc6980bd0dbaf9d6f60ee5f63f8e2fc5725f088de9184d96884
 # autobatch: body-sha256=eb6d237a1137f152974bfd9c15356bc9a424a834dda07f47c8717b701c158675
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=35300db24888fea918b87d648e90d30c810cbd4aaa479fcbdda65f6c59e760ff
-# autobatch: inputs-sha256=9e293d5e7684eeafd344fad8a514b93d21a85d09ac06e24caee4311f0a3a6d21
+# autobatch: source-sha256=f94b17290815a161e6326584d729b4589dba113e7e4b9024f62a5ed204697984
+# autobatch: inputs-sha256=df10acaa12cf54ce2a6d06b1aed05a62eb68fc03b8978f489be53849221cc059
 # autobatch: body-sha256=844737ecd2797773b068f365ebfc794f4681b8a7e8eb620f59ef11ea154099eb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=74f8715f561a35cf34de591e985ff1f93e30f5890d698bf9c11f155caf7e6d00
-# autobatch: inputs-sha256=f8ca054c95afcb931f3ba046c8fa377c72c1a94cac90cf1014f52a96a2631fe0
+# autobatch: source-sha256=4b2258aa5f1b37fc6f9b7b124d8ea5dffc9b8e99b8478ba6a4487fad836e7445
+# autobatch: inputs-sha256=a7eb9c54e1d8f53116d73d7fdab36c9348031e7ba9c60bdb81e61c716fed5fda
 # autobatch: body-sha256=e15872e7010711104e837173963bccfe5aed6b167da0ec3a77d6f751fd7a302b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=2398a3da9cb8fa4b01ac1b7411c2c47eef7df0ba206b7903c6eec687bea537cd
-# autobatch: inputs-sha256=8df4be07278042b996ba3184b0c8a94df7ff3d8cbe13a0bd5395bcf3d606d5a9
+# autobatch: source-sha256=50f2c4692f1f836f5473c54eb093a358e008a76ce8439929bd8dac48b515e2e2
+# autobatch: inputs-sha256=dc01deb9c6de7e4c61fa6725aceb91a8c16655183467d51a00e9cb4b9707c740
 # autobatch: body-sha256=85155080082add6137473af999715a1084d32f2b63cf353c707773d7d131c32c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=408028439f105ac0712fac0c5970a5d1230c75f924b7e6e90a2c2645ed24cfb9
-# autobatch: inputs-sha256=bb772e6feb7ea926df3c1bd27eaf169883219de03b15e33559785968baf51ce2
+# autobatch: source-sha256=59be3ad38ec8598ef91a3fcf92d4736053c439dd44f58cf7f88ac407e1221869
+# autobatch: inputs-sha256=5c72f68d94c5b29026205d3966b22c41743fb7fb0bebd9cc94033e72e6c3e557
 # autobatch: body-sha256=6ed7708100f2f3da6f4a8dba543c879476a974e69154e88aad5e21bbd38e4e14
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

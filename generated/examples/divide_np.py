@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=64202c1089f49891420c01ed7581c7f0ce02b415e8f1fca8d0f500990321b36e
-# autobatch: inputs-sha256=b8541209e2b59aad6d7169d831c3c6cb89ed715a9602754640fa48dd16671162
+# autobatch: source-sha256=d8d6b0c44ce5f8a0d0b687b6b1dbb7274113ce7fb28f54423d36d663c045315c
+# autobatch: inputs-sha256=f9ea46b3cc41e14fe099078e8fc3b40cdf89d1394aa66e49a09e61fc008c6bb8
 # autobatch: body-sha256=01831231cc56e86e62f3c10f0eb93f80302672c6469593e10c0c63c655501a09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=6f6688db3a747beddd6131299679f72424a12bb015ee9e50bd6d6a31094b97f2
-# autobatch: inputs-sha256=af7894b960863cb5b6061bf33f944cc9cb7c9f76ad4fc81e58381f59386aff63
+# autobatch: source-sha256=d96cd648412de47c12069ac79acebc4d036126ff1831ae96dee8dce7c360cf83
+# autobatch: inputs-sha256=4f4442599d999046ac4b08a105ff6d7adf93fe5142fa8257baa833b7049bac81
 # autobatch: body-sha256=be1e04742ed5ee5c1c0854e9af8cdbdb2946c735c8cc7dda788fae5ea4a166aa
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

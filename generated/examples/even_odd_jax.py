@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=2961a2cd013d48219a1ee27b81ecebcbb1384c8ae30a6c2541b51a5da67ee546
-# autobatch: inputs-sha256=900f7b91b1247aee746e2f46177d83091bcff1fe3e843b78c73624c836603ab0
+# autobatch: source-sha256=6e14c8282d15c3b3dec41d0137020ac1702b1882a0d91a2308912f04116753d7
+# autobatch: inputs-sha256=3d2106162f33509c04edc03c7fc5106efa4816009bef9e58fd813cc384df9c0d
 # autobatch: body-sha256=d408fd30531a98a4e82bb1179b1159b5709704830221b88083c28fc46daa0aa6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

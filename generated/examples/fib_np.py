@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=997e84f027f81d10581c51cf86bbac1a01da901819382d71866d18b96b1f0e1d
-# autobatch: inputs-sha256=e84e29df85af4c958b5c6e42e4ec04835bc95a5d8e57280efe177717ddd6770c
+# autobatch: source-sha256=553f70178672e0865eb30097a613c2f999d9f4e42e25b3e16a224998a583faca
+# autobatch: inputs-sha256=7fd3fef1711ad54f75bab87376338264ec3402baad95e02426b497d6d4935f1b
 # autobatch: body-sha256=9b7af608edf232c904b45f3420e5cf6063c0db7dfb662cfb95ffcca12a807937
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

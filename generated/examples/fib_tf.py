@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=6f9255652033db94c4ac36f0f90739a83612a652ff9f9270a52bb913512929bc
-# autobatch: inputs-sha256=68206a12fecea035166c13c422e98f32ee1d4e526e1a89d0699e4e49441fa285
+# autobatch: source-sha256=eedb94aabd4b881bb24c04f0e7f92cdff40377d28fdcb42a61beb861312b565b
+# autobatch: inputs-sha256=937bafcd5b6c02b0ff447570d27516d1e60d0ee1f639d35ddd72cc4c03de6f32
 # autobatch: body-sha256=f7f83898e88a6826d126747cc811d0068a9f4a5f543e959ecc04ac089a253125
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=d861004bfc7a5a17c81a02b45b9102d2fae9c7b4436d50f3ad3fc6845c3043ab
-# autobatch: inputs-sha256=c20520ffca541a7d5aafcf14430931ce04b14d4b455196f2736bff5f2c3cb3a2
+# autobatch: source-sha256=7ac88853e1301639652cf88bda0dbbf457bde1fd059cbeac263d165138fedca3
+# autobatch: inputs-sha256=8b0bc312c325f9830e0bb87cb86c570c21ea0c98c5789d800f68af4816b190a8
 # autobatch: body-sha256=12fa5d52661e77f12974dfba3a322d5c8209a39f592f216c5d826032f246ab2d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

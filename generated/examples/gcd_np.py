@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=4c77275dac12ed8bec05183d144dd65b164c0d426c8d13ccc94d6a304ddb0ecd
-# autobatch: inputs-sha256=a201fd92a52c77351a9423c1ea280b697c275281d9f6679cce7d2daac1f70700
+# autobatch: source-sha256=5df4b283d4405535052aead0e7b9a4a2b638a33352e69c3c2a89b88c096e93b0
+# autobatch: inputs-sha256=3cf5f5712530aec8e0b4838ef4c06f6768361f8f6afd53dab5456fdc354aa399
 # autobatch: body-sha256=37fb69a516883bc7deb6c16eb96219556c35480266f2161e9f695ae3a4151825
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=3183e9b1397b2fdfe79bd4e469b27c9dd586a957af69b44c1940661a4a3a024d
-# autobatch: inputs-sha256=13f547be4ba8a2765e58298b69698f09de0e47c02ba10f1b8b5a050c64bcdd07
+# autobatch: source-sha256=41ff75d7e0ad9436a4ea9ded6ff5cf91b833e18f43f5b5b314763cbf0b18f9c5
+# autobatch: inputs-sha256=914e25544b7bd886dc9abd71a7ee62d20a3fdf7a6ac761d5ca7c79b64f2deb5a
 # autobatch: body-sha256=60767a48484df8fe5247e95162f162eeb50ed9dc9f953d3214b7e705f2ad6518
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

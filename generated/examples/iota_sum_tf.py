@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=cf9fdccfa7cb66bcdc48f2468e1e9578e87986655c0c4a320d4ff05398c4e6fa
-# autobatch: inputs-sha256=6e76ddc0bd5bb3bca02b917819ef644cebee2a9c03a303ac6d31bc5f6b6926b9
+# autobatch: source-sha256=c8eb83175efadbdb0be464ea7ab407be365c0b673c62dc9370b4b1210708ca3a
+# autobatch: inputs-sha256=3acdb1597db9f9c3c069d243dffe56fd79ee801c2815d33aae11e12118702b03
 # autobatch: body-sha256=fb99b8e46a26100aac56771e2b9d0f93d0011c38da2c876aa0c5376610218ef1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=ed55378962ef618abf32da5cbfa64228f7566fed302e0dc32596fa2f2700df33
-# autobatch: inputs-sha256=3af04ceca2bdb0c5ef95c81b531433b2ce75e9642ea369cb40566a02d47688ab
+# autobatch: source-sha256=d9e5f7524fc967135ddece9697a4a1e1da5dfc143cb413e6e3e49a531cd9b4fb
+# autobatch: inputs-sha256=2294aed06a6a15cb5dff45672a9d8d3853784a8f87a2b9acda6925668b4922ad
 # autobatch: body-sha256=773cc1411365abe39c177834bd1be5d7dccc69e478f3e451f04b07a4cea155b0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=f94dd6cb417dc6892c1a26d01c176d759257c3c04da8db2e743c6c8dd516eb36
-# autobatch: inputs-sha256=5e1bf210787ee1434dd40747fabed8c898b53d58ae44f2084fbeb59f6b00d5b6
+# autobatch: source-sha256=bb6a5164715d3be443287191d9c3d364b307fc9e5a246b8a8f662d791ee7f7dd
+# autobatch: inputs-sha256=b21f7e0646facf8b6947489eaf81601e8b5bc0f0a47fac55df215f70dff98cf5
 # autobatch: body-sha256=f98f3ef540b0c4aebe3030f674883ec82dda8bccf873af4530f12ef848835759
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=8e1326e01b394263f379bc3f8cfa8f1fa8965511af201cc4f5f9185b82dc567c
-# autobatch: inputs-sha256=461fbd1a6b9ec0a1417727adeec9efe9fca717ca581143be1aec971d8108ca6b
+# autobatch: source-sha256=e5ecec3bc1ad754f73efa2ddf9606c6807dd59b6c450794421c6f9e6ccdde41a
+# autobatch: inputs-sha256=6d29d663ed513724b8477d561a48241a0ef3c1336ebfc24862d1a72c5601bd52
 # autobatch: body-sha256=d10bba4d2a4a27aaabf4ec8b3f63d61cdabf1a59b272a4e67930d3bd1293a06d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

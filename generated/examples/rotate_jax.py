@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=25b5d7a02f86a013af8be8368754ebb246dc8fdb3dfec5007c4907d8ce2f2543
-# autobatch: inputs-sha256=50d6c1482f2b8c6a13a9a6b37bccef3e8e475541b4df2bed35b08fc45806ca86
+# autobatch: source-sha256=dc5413b8e91c7e792e3fdcc0c7f1f4537596e11be716e682b9393e3c03fcac2b
+# autobatch: inputs-sha256=00fb4d695eb5bb16e73dfd71f17b74606d4ec613ed095afb7c389fa8489d8d8d
 # autobatch: body-sha256=967863f28aa2e236cc6fa2e99bb9204da852292a3762c2628ca8fbec8399625d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=d65730e9e36afbc73b2aacffbec769098b673ea6332454f73f99f73acff77fdc
-# autobatch: inputs-sha256=3ad010a8c42a8b3b6a71c123b4c58abee404633a068ec0997baae082073bd74b
+# autobatch: source-sha256=90b6f0e4b4a16dc0858dcd06f78c386da884ae8c9258a1252d8a435fbf0ce0fb
+# autobatch: inputs-sha256=f2403ed5d34ac2fcb3daa32ffed015608c9a34bc725301f57137981a191a9a0d
 # autobatch: body-sha256=cb0373dd853e439732c6c5be2046a5e81572f560abbd2852bc373c8a0d546d23
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=171b3ec7a3df2b196fb544adb99b460e0bde64435916371387055f11d5123bcc
-# autobatch: inputs-sha256=730b92db53cdc6e6ee65033ed404767fab193540ca187172c4077d9ab22163f4
+# autobatch: source-sha256=78f56e1401f2d45cc157fbcc4ab307cbb71e37e2cd4aae68f95770bee9e48565
+# autobatch: inputs-sha256=41f7b82656851f904e80a3f871585f588ed7c29b4f523fe36a221afc6752e997
 # autobatch: body-sha256=6c91182aff57774800649d345d0cab039b0b0787c001afcca3207853a4518d67
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

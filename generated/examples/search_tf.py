@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=312b5f4f099245ac452c307d7ba8a740894e1ef451e17ad5dbb3872660a379fc
-# autobatch: inputs-sha256=f857f91fd59e7c55e34886aff1a1f1ac422a8ef38d09b55352e3b04b4d27bc4e
+# autobatch: source-sha256=762dd80847b95ca533c40fea27e0755a309223f507c5a488b592f7547db2ac94
+# autobatch: inputs-sha256=fe61fde24da2c2894cd39fac009ce7681c917cc9e4d5325ca4efad9c29245ded
 # autobatch: body-sha256=e4c83d84a364d98a0ea749265a64cff6045f1c39091ef315fdb6f8e88492d7cd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=d8375d4a2ab49316576a07737036584aa64fbba4b6c40c1768a99c37e81fce56
-# autobatch: inputs-sha256=19fe7997965cee8e371f52bbbf710a96a9ad5f282637a73875499eff0274f932
+# autobatch: source-sha256=dd72a4bafdd808515434fdde38bbd006de9aa4c8687ef65e2aaee43897cd8943
+# autobatch: inputs-sha256=9fa45613883e4748173b07d6a18dde0f4d96097ced440d976915a6ae67cda696
 # autobatch: body-sha256=f3ed2bcb6e12ab8f5d873e3303cf2ff4930cddb80fdad8b4e73169df0d0ac1ec
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=3d68d980dd239c71b8f0a4d906def7a8cec9374cc065771a2dfde050dd2a9118
-# autobatch: inputs-sha256=a851bc1917056df46ef6110043066c25ee9e4c3ff497cbbf0d74165bf0e821d5
+# autobatch: source-sha256=3ef8b3385a0648709b734d31dc21ea7c1eb988149ffca162a51e865890a062f6
+# autobatch: inputs-sha256=f16097cd41c84cb489a8eae04f025993c73e62ae7f70f1933096e29b5dab01a2
 # autobatch: body-sha256=85893f930dccaabddbcc16e4ec374f748d4e8bef5fed893a1f13a68be36059cf
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

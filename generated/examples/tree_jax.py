@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=a5b66f9295545feb831dac923b75127f86ce684142d5d93ec80a6e034fd1763c
-# autobatch: inputs-sha256=f50b1bf99911e41b4ad24ac526024c865b10d7180f2a2ba4ff6d4f3ea119ce09
+# autobatch: source-sha256=135b3d6d12d196d573956494ff9131f6a842018594f2bfcd61a72810e3a1adfa
+# autobatch: inputs-sha256=b8f60ee2ba69c0f1cdb0d5bed86c0f907e9acc3cd0fd3d9adc2148143e6f8eed
 # autobatch: body-sha256=c4321403648bcc5d02f020fe382ebe4e9ba8c9d45b899a3766b79f531ccc62e8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

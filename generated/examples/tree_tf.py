@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=25d13fdab44a6e7c44f8d656cfa1965383a07fca37e9022381942df6633368aa
-# autobatch: inputs-sha256=92f905363c78a27940905a0d723ba2a16d2a179a421821902fab9e91b3c99fbe
+# autobatch: source-sha256=cdc75e65884cb592624e9e226e966a3d6a8d5650a08ff64a95146afa33621e11
+# autobatch: inputs-sha256=a824ac0d512ee26f251ed9419529c650e74dabd0dbf285b3c3123901192d5c35
 # autobatch: body-sha256=97093650f0717711c67861775cc8f036edd22fb32a68c6862fda528263736c32
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=4260a20aec30c592746c0c9aa83b5eff1f054614d196c7f4c86c8345e60471ba
-# autobatch: inputs-sha256=36879d10f1016edb2feeed0972b86f8dae241c2217a794585520b39911eabb41
+# autobatch: source-sha256=ae2bb7a4e42313184ba80416b4c981b5a38b66eb35d5ca466011260fbaac73c1
+# autobatch: inputs-sha256=7ab4669a9dd3382dd383dfb128c127a2a0dc75cad40fe7720e7d7d340b8eaed9
 # autobatch: body-sha256=8ff842f58cec9d62a3a804618ae4abc8321ffc22f4f001c090ac0d2664b4a251
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=64f83b874203448f27d15debd402819270f5a2553f1046abb382e89f87251e93
-# autobatch: inputs-sha256=4b1b417be1f7c046bac86e12f600a3dbda8df64b986115149436185b5abb5ce7
+# autobatch: source-sha256=dc953265be87191a8da98d672e04c8a80af65b5ef8b5faf8859ec7ead4d45de3
+# autobatch: inputs-sha256=5ab67c9e7718f7c2192d355869e7ab59d90dcc24fbcd68c625844e68728df290
 # autobatch: body-sha256=8e0f3f066641f54f9f08e283f1479fb375aa9b93273b814780ba33001bb857ea
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

@@ -25,6 +25,7 @@ from transpiler.frontend import narrowing
 from transpiler.frontend.iterables import target_names
 from transpiler.frontend.source import origin_of
 from transpiler.frontend.static_lengths import static_count
+from transpiler.ir import builder_ranges
 from transpiler.ir import instructions as ir
 from transpiler.ir.builder_support import NO_DEFAULT, RANGE_STEP, REPEAT, SET_ITEM, is_literal_int, load, unparse
 from transpiler.markers import truthy
@@ -211,70 +212,10 @@ class Expressions:
         return gast.copy_location(gast.ListComp(elt=element, generators=[counted]), expr)
 
     def is_list_of_range(self, expr) -> bool:
-        """`list(range(n))` (the builtins, n known when the program is built:
-        `prev = list(range(m + 1))` in edit distance)."""
-        def builtin(node, name):
-            return (
-                isinstance(node, gast.Call)
-                and isinstance(node.func, gast.Name)
-                and node.func.id == name
-                and node.func.id not in self.locals
-                and self.namespace.get(name, getattr(builtins, name)) is getattr(builtins, name)
-                and len(node.args) == 1
-                and not node.keywords
-            )
-
-        if not (builtin(expr, "list") and isinstance(expr.args[0], gast.Call)):
-            return False
-        arguments = expr.args[0].args
-        call = expr.args[0]
-        if not (
-            isinstance(call.func, gast.Name)
-            and call.func.id == "range"
-            and call.func.id not in self.locals
-            and 1 <= len(arguments) <= 3
-            and not call.keywords
-        ):
-            return False
-        if len(arguments) == 3 and _literal_int(arguments[2]) in (None, 0):
-            return False  # a step known when the program is built
-        return all(static_count(a, self.source, self.locals) is not None for a in arguments)
+        return builder_ranges.is_list_of_range(self, expr)
 
     def range_as_comprehension(self, expr):
-        """`list(range(start, stop, step))` as the comprehension
-        `[start + step * k for k in range(count)]`, count = the number of
-        items, `(stop - start + step - 1) // step` (for a step below zero,
-        `(start - stop - step - 1) // -step`; below zero for none)."""
-        arguments = expr.args[0].args
-        literals = [_literal_int(a) for a in arguments]
-        if None not in literals and not range(*literals):
-            return gast.copy_location(gast.List(elts=[], ctx=gast.Load()), expr)  # `list(range(0))`
-        start, stop = (gast.Constant(0, None), arguments[0]) if len(arguments) == 1 else arguments[:2]
-        step = _literal_int(arguments[2]) if len(arguments) == 3 else 1
-        if step > 0:
-            span = gast.BinOp(left=stop, op=gast.Sub(), right=start)
-        else:
-            span = gast.BinOp(left=start, op=gast.Sub(), right=stop)
-        count = gast.BinOp(
-            left=gast.BinOp(left=span, op=gast.Add(), right=gast.Constant(abs(step) - 1, None)),
-            op=gast.FloorDiv(),
-            right=gast.Constant(abs(step), None),
-        )
-        if len(arguments) == 1:
-            count = arguments[0]
-        position = self.fresh("position")
-        counted = gast.comprehension(
-            target=gast.Name(position, gast.Store(), None, None),
-            iter=gast.Call(func=load("range"), args=[count], keywords=[]),
-            ifs=[],
-            is_async=0,
-        )
-        element = load(position)
-        if step != 1:
-            element = gast.BinOp(left=gast.Constant(step, None), op=gast.Mult(), right=element)
-        if len(arguments) > 1:
-            element = gast.BinOp(left=copy.deepcopy(start), op=gast.Add(), right=element)
-        return gast.copy_location(gast.ListComp(elt=element, generators=[counted]), expr)
+        return builder_ranges.range_as_comprehension(self, expr)
 
     def static_list_length(self, expr):
         """`[0] * (m + 1)` after `n, m = len(a), len(b)`: the length is
@@ -530,16 +471,6 @@ def _comprehension_binds(node, variable) -> bool:
     return isinstance(node, gast.ListComp) and any(
         variable in target_names(g.target) for g in node.generators
     )
-
-
-def _literal_int(node):
-    """The int a literal (`2`, `-1`) writes, else None."""
-    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
-        value = _literal_int(node.operand)
-        return None if value is None else -value
-    if isinstance(node, gast.Constant) and type(node.value) is int:
-        return node.value
-    return None
 
 
 def _reads(node, variable) -> bool:

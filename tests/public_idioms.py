@@ -170,6 +170,17 @@ def pascal_row(n):
 
 
 @ctx.batch
+def list_then_array(v):
+    """A name that is a list, then a NumPy array: `+` adds elementwise
+    (it was joined)."""
+    a = [0] * 3
+    for i in range(3):
+        a[i] = v[i]
+    a = v[:3] * 2
+    return a + a
+
+
+@ctx.batch
 def ranges(v):
     """`list(range(...))` with bounds known when the program is built."""
     n = len(v)

@@ -68,6 +68,8 @@ def test_lists_join_as_python_joins_them(mode):
     b = np.array([[4, 3, 0], [2, 2, 2], [8, 9, 1], [1, 2, 0], [3, 4, 1]])
     got = np.asarray(P.edit_distance_rows(V, b, **MODES[mode])).tolist()
     assert got == per_example("edit_distance_rows", V, b) and len(set(got)) > 1
+    got = np.asarray(P.list_then_array(V, **MODES[mode])).tolist()
+    assert got == [list(e) for e in per_example("list_then_array", V)]
     got = np.asarray(P.ranges(V, **MODES[mode])).tolist()
     assert got == per_example("ranges", V) and len(set(got)) > 1
     got = np.asarray(P.joined_copies(V, b, **MODES[mode])).tolist()

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=f94b17290815a161e6326584d729b4589dba113e7e4b9024f62a5ed204697984
-# autobatch: inputs-sha256=df10acaa12cf54ce2a6d06b1aed05a62eb68fc03b8978f489be53849221cc059
+# autobatch: source-sha256=7d8db27e2d8b726d9ff6bfda94041535ee672f016886567b5ce0b41860a3a9c9
+# autobatch: inputs-sha256=44b081c541716c0d3d8313f120c07ac219eee8cefb4d1f1cf6aa541b0385220c
 # autobatch: body-sha256=844737ecd2797773b068f365ebfc794f4681b8a7e8eb620f59ef11ea154099eb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=4b2258aa5f1b37fc6f9b7b124d8ea5dffc9b8e99b8478ba6a4487fad836e7445
-# autobatch: inputs-sha256=a7eb9c54e1d8f53116d73d7fdab36c9348031e7ba9c60bdb81e61c716fed5fda
+# autobatch: source-sha256=656c73a60f4e8adbdf60274edeb7dbeb463586168cce37c7d768cddba933c873
+# autobatch: inputs-sha256=f9f096032822268a5fd667728d8d6d6fc462e5bfbf218801c80b05a6e9b0ca38
 # autobatch: body-sha256=e15872e7010711104e837173963bccfe5aed6b167da0ec3a77d6f751fd7a302b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=c178c9aec92d60d86ad09a0cd77aeac832aa6969254a5d9ffec3903c80ce077f
-# autobatch: inputs-sha256=9662c72677569134bae16f5ffb5928d7ac9630795eb107fc26b4fcc4fcde0a94
+# autobatch: source-sha256=6c96ac5aa9e0339bdb02cd72bdd97bfdf0043ba6ac18fd985dc2521c17357da8
+# autobatch: inputs-sha256=b006dac30f7f812cd610ca421996a4afa7f61c6fa58b291404ef380d2cf8b42d
 # autobatch: body-sha256=4962c8907f7a1b35f4e8bc66d6308bec1f4476b5bab2f70a7238943f59048497
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=50f2c4692f1f836f5473c54eb093a358e008a76ce8439929bd8dac48b515e2e2
-# autobatch: inputs-sha256=dc01deb9c6de7e4c61fa6725aceb91a8c16655183467d51a00e9cb4b9707c740
+# autobatch: source-sha256=af2786ebc981d6b85f39d39d4e062e9b9130fd87b91b64968fee9efa4251c095
+# autobatch: inputs-sha256=4c45431bf147fb817dc77f846ffb2f77b818c9798b7782866acdbe6b6d64cd09
 # autobatch: body-sha256=85155080082add6137473af999715a1084d32f2b63cf353c707773d7d131c32c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=d8d6b0c44ce5f8a0d0b687b6b1dbb7274113ce7fb28f54423d36d663c045315c
-# autobatch: inputs-sha256=f9ea46b3cc41e14fe099078e8fc3b40cdf89d1394aa66e49a09e61fc008c6bb8
+# autobatch: source-sha256=4954efcd6ab415d3c5bd276d53cc69294f97bec071cfa3b16b56da15621948f3
+# autobatch: inputs-sha256=b5e9df2ac72edd7107121661b88490ecb923e3a8b48acefa536899de9de55019
 # autobatch: body-sha256=01831231cc56e86e62f3c10f0eb93f80302672c6469593e10c0c63c655501a09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=d96cd648412de47c12069ac79acebc4d036126ff1831ae96dee8dce7c360cf83
-# autobatch: inputs-sha256=4f4442599d999046ac4b08a105ff6d7adf93fe5142fa8257baa833b7049bac81
+# autobatch: source-sha256=ffa45256119acc9158cca8a423eb9097bc4aa0d5989a72d0f6d649925c04d740
+# autobatch: inputs-sha256=117953a635ac598b02d91e86befc1642a6c2a6e91495c708b1dde0fac46d6ad5
 # autobatch: body-sha256=be1e04742ed5ee5c1c0854e9af8cdbdb2946c735c8cc7dda788fae5ea4a166aa
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

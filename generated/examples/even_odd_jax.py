@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=6e14c8282d15c3b3dec41d0137020ac1702b1882a0d91a2308912f04116753d7
-# autobatch: inputs-sha256=3d2106162f33509c04edc03c7fc5106efa4816009bef9e58fd813cc384df9c0d
+# autobatch: source-sha256=5cc7c98296f8c8f390d73aa0d5c890f1432bf7ec883f772c86e3bb83273cea7c
+# autobatch: inputs-sha256=fefc0fb6b5c33582941c7568564edf0bb049039ee627be55df934eb658ce2ca8
 # autobatch: body-sha256=d408fd30531a98a4e82bb1179b1159b5709704830221b88083c28fc46daa0aa6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=57c5192c482c2b3cb9970648903bbb2368f528849f6285939d7d3bd33df5d200
-# autobatch: inputs-sha256=8306f516187222e3c5e7c57b33f34911fce4563453e6c9304228f47607e68094
+# autobatch: source-sha256=988998aac9f2756bd8bb55bb50e82f48c5301d26e57edd9fba3d1dab06190dfc
+# autobatch: inputs-sha256=ea4ae103fd5a8a2a33a5b62d0d0bf0e82b26c67415281a354499c89344c327b8
 # autobatch: body-sha256=cd7764e37bd0f9490358fa1afff7a6746a791916fcaefdbab16eb505a35bfa7a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

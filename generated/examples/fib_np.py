@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=553f70178672e0865eb30097a613c2f999d9f4e42e25b3e16a224998a583faca
-# autobatch: inputs-sha256=7fd3fef1711ad54f75bab87376338264ec3402baad95e02426b497d6d4935f1b
+# autobatch: source-sha256=0d948c968d31eb37318da5d468827114f0c95a16ae792aaec28ff51c543b1651
+# autobatch: inputs-sha256=f7d8b20d7800a321e4f5bbcabf67c393e60985a778ed7cd22f4f5aa6d00d7297
 # autobatch: body-sha256=9b7af608edf232c904b45f3420e5cf6063c0db7dfb662cfb95ffcca12a807937
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=eedb94aabd4b881bb24c04f0e7f92cdff40377d28fdcb42a61beb861312b565b
-# autobatch: inputs-sha256=937bafcd5b6c02b0ff447570d27516d1e60d0ee1f639d35ddd72cc4c03de6f32
+# autobatch: source-sha256=b031a793d95296363216cfa80e8a2287b3ed6a12266b7f71c0c113eaa147fe30
+# autobatch: inputs-sha256=be1bb279cc02a6781d5edd026675012c63f97607ceb13d17004a6f7a753d4b2c
 # autobatch: body-sha256=f7f83898e88a6826d126747cc811d0068a9f4a5f543e959ecc04ac089a253125
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

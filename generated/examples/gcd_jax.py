@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=7ac88853e1301639652cf88bda0dbbf457bde1fd059cbeac263d165138fedca3
-# autobatch: inputs-sha256=8b0bc312c325f9830e0bb87cb86c570c21ea0c98c5789d800f68af4816b190a8
+# autobatch: source-sha256=fc2045fdcf4ce2a22c2998647a50550f637268e28f9268ce4e25120bf189d8a6
+# autobatch: inputs-sha256=c930d70692cb1836f93df721f9b9189ffa433b9085fe36d00acc3f2d944bb4e1
 # autobatch: body-sha256=12fa5d52661e77f12974dfba3a322d5c8209a39f592f216c5d826032f246ab2d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=5df4b283d4405535052aead0e7b9a4a2b638a33352e69c3c2a89b88c096e93b0
-# autobatch: inputs-sha256=3cf5f5712530aec8e0b4838ef4c06f6768361f8f6afd53dab5456fdc354aa399
+# autobatch: source-sha256=e630f8820bba7ee6a16e2eb5de1d32bcc7da1ade6f5b6f23127c8c0df3e143b8
+# autobatch: inputs-sha256=0295a726467aa6acb1a890f74a8bac44b6a7fc085f1c1b8013ce99416c5ab287
 # autobatch: body-sha256=37fb69a516883bc7deb6c16eb96219556c35480266f2161e9f695ae3a4151825
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

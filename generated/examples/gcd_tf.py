@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=5e4b6869b9c46115d80ca5030829ce91357ba98898b834776fc41c4f052e430c
-# autobatch: inputs-sha256=466e3be2d606b5eeb481ded55ada88876ba4ea7913ea6baa29d60ff61dc48649
+# autobatch: source-sha256=4691f9346703aac9e5266db44818c6cbce4d363381b49348e629dd232e4d4720
+# autobatch: inputs-sha256=318bffd87c05582500c1809b7088df422b501b8391f6685b462f614640c83f78
 # autobatch: body-sha256=ef5ed2d52173cdeb51c425b3ccc624e45f6030d6545dcdbf67f237ed183a1c2b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=41ff75d7e0ad9436a4ea9ded6ff5cf91b833e18f43f5b5b314763cbf0b18f9c5
-# autobatch: inputs-sha256=914e25544b7bd886dc9abd71a7ee62d20a3fdf7a6ac761d5ca7c79b64f2deb5a
+# autobatch: source-sha256=65177d70476d81e637236f2e093d4379f50aae397ecc762c3f87534ada4fc578
+# autobatch: inputs-sha256=42b03347c2d2e9e695d95c24370e8548a67fd1859e97826e8d11b4c6a45f56b7
 # autobatch: body-sha256=60767a48484df8fe5247e95162f162eeb50ed9dc9f953d3214b7e705f2ad6518
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

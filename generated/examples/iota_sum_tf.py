@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=c8eb83175efadbdb0be464ea7ab407be365c0b673c62dc9370b4b1210708ca3a
-# autobatch: inputs-sha256=3acdb1597db9f9c3c069d243dffe56fd79ee801c2815d33aae11e12118702b03
+# autobatch: source-sha256=63e4c26d78b61937f9c1ca50c6911a73899984f7551af828e0ca5144e59520bb
+# autobatch: inputs-sha256=7920182e816a356eeb3606c2e48137e403fd08f2d0553afacd2f33b8f609936b
 # autobatch: body-sha256=fb99b8e46a26100aac56771e2b9d0f93d0011c38da2c876aa0c5376610218ef1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

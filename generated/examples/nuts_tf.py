@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=d9e5f7524fc967135ddece9697a4a1e1da5dfc143cb413e6e3e49a531cd9b4fb
-# autobatch: inputs-sha256=2294aed06a6a15cb5dff45672a9d8d3853784a8f87a2b9acda6925668b4922ad
+# autobatch: source-sha256=9699ec5a351b2bd8988e8c47aa7d28d4a56f834c2aca64d06b041acad849fb48
+# autobatch: inputs-sha256=a9fc66f13ca39208755ece4531ee7f96687f819dc81d6ed7436f6625935b220f
 # autobatch: body-sha256=773cc1411365abe39c177834bd1be5d7dccc69e478f3e451f04b07a4cea155b0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=ddef6ecfd6eb0a1cb454fccf6a9c835bb482042e9db74146f3fbdc540ad808f3
-# autobatch: inputs-sha256=c0d29910664dea03b6d6e4245995ffe04fa288a4d34427ae6cd03580cac471b1
+# autobatch: source-sha256=7defc39b1e7beba801be417614d6fbe7d29fe18418e7786dcc339cbeb631ea07
+# autobatch: inputs-sha256=e1e5f8c976b2b4a58ca6b1b0351529b86033525504fa980d5343eb6b708114ba
 # autobatch: body-sha256=31405d32d7a3957bee62ab7023218b11803aa825fe3600ec03505e38f5e03cc5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.

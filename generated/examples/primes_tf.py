@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=e5ecec3bc1ad754f73efa2ddf9606c6807dd59b6c450794421c6f9e6ccdde41a
-# autobatch: inputs-sha256=6d29d663ed513724b8477d561a48241a0ef3c1336ebfc24862d1a72c5601bd52
+# autobatch: source-sha256=b561c40616d19a3becb237878da80507d1f25e97fc4b7a133e8032b8cd661720
+# autobatch: inputs-sha256=c7562287194dc4be8e439ad450b6e49dd50e9eb1c13b08b46bfbb2044738d8af
 # autobatch: body-sha256=d10bba4d2a4a27aaabf4ec8b3f63d61cdabf1a59b272a4e67930d3bd1293a06d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

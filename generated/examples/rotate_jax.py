@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=dc5413b8e91c7e792e3fdcc0c7f1f4537596e11be716e682b9393e3c03fcac2b
-# autobatch: inputs-sha256=00fb4d695eb5bb16e73dfd71f17b74606d4ec613ed095afb7c389fa8489d8d8d
+# autobatch: source-sha256=c24f3bafa4a076e311eb1487f4a7a499276eea7718ee7d791b6f9ac93389b282
+# autobatch: inputs-sha256=572490349f9d647b88ef753193a5f5e2c10ac62229897fe043fda5f8f04a587e
 # autobatch: body-sha256=967863f28aa2e236cc6fa2e99bb9204da852292a3762c2628ca8fbec8399625d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=90b6f0e4b4a16dc0858dcd06f78c386da884ae8c9258a1252d8a435fbf0ce0fb
-# autobatch: inputs-sha256=f2403ed5d34ac2fcb3daa32ffed015608c9a34bc725301f57137981a191a9a0d
+# autobatch: source-sha256=10dec03d0d48ee4b608f69c30dd5a1bbe51a4acadcaa8e45c07944a83a074331
+# autobatch: inputs-sha256=a5d6053885a76813d93ad49809fbdb7805ed18d72ad2dade3d964ce8cccd04e1
 # autobatch: body-sha256=cb0373dd853e439732c6c5be2046a5e81572f560abbd2852bc373c8a0d546d23
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=d55f51a2d6bcef01d580890621a75f69907fd20a76b820f06e1ab26161b5d42b
-# autobatch: inputs-sha256=f3f01f3fe27eb69e35f109d8418cb726d742daa6397fb6f8568900e9c25694b3
+# autobatch: source-sha256=e7b0707a59a43aecb282c9a946d9dab4fbbb9443f60ef546ca676b7e71554957
+# autobatch: inputs-sha256=9fa998a8dcba2f053d72ba2c8b8cb346e886b09bdd2a53cba6fdea2883f2aaad
 # autobatch: body-sha256=9a27754ebbcf056943f4195d4f393b17523c6cd3f5bac5b74d4d1dc409f36cc0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=78f56e1401f2d45cc157fbcc4ab307cbb71e37e2cd4aae68f95770bee9e48565
-# autobatch: inputs-sha256=41f7b82656851f904e80a3f871585f588ed7c29b4f523fe36a221afc6752e997
+# autobatch: source-sha256=4ffa212210f03d64029084aaea3f4b5c5615f9fdf8585211b06f61aaa4128295
+# autobatch: inputs-sha256=be06f848cc65d77099cf7455c957f69896bd562e7e535af961a706329b4c76f6
 # autobatch: body-sha256=6c91182aff57774800649d345d0cab039b0b0787c001afcca3207853a4518d67
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

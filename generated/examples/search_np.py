@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=bb47beaf799d4b7e746ffcbe1d32095971e405c1e74d504497367ea4a3a85bd3
-# autobatch: inputs-sha256=464cd14f4b17583d6cb201449e41e3c7a839b12ced703a4dc91ffd641bdf98f7
+# autobatch: source-sha256=8f0a6d063bfccc72e19eacdf6f695c36a45a3fc750cae4f9896f0a8afc245ace
+# autobatch: inputs-sha256=2569322f44d2f7b248d88ec084ab2e817798fb0c082bf644eba2a56db6138132
 # autobatch: body-sha256=d9465dd6c703882764a513b13a1adae20c61ea573cd1b038e7c073f2842a24d1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=265f041d5a33e76b6cebe394915ec3265cdb2721365a6ea4bc7aee710d0877e2
-# autobatch: inputs-sha256=61b02df2480097f37b019398fb9e7a558282454163796170b7b299a74a19983b
+# autobatch: source-sha256=f7d40d009bd6d852c353800239c340386600f04799f7c10fa08925cd671cebd4
+# autobatch: inputs-sha256=ea16e6cafa41eefb2372408386c6518d785c3a103d4da9b6286b7bf4109f0bc4
 # autobatch: body-sha256=5f5dd272ab2e4c400dc8c0459b2848b1f90830cc3ee748d5dc52d3f45c4e4ebb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=135b3d6d12d196d573956494ff9131f6a842018594f2bfcd61a72810e3a1adfa
-# autobatch: inputs-sha256=b8f60ee2ba69c0f1cdb0d5bed86c0f907e9acc3cd0fd3d9adc2148143e6f8eed
+# autobatch: source-sha256=6dc49b10cc9b5d3cba00678b37824ad228b6cfa92dd3d0cd0d24492c09ff5ad2
+# autobatch: inputs-sha256=cc8442ac5a837d8a29ddf7cd93cad5ca486d4cb6aa6447e3da1c29341fccf36f
 # autobatch: body-sha256=c4321403648bcc5d02f020fe382ebe4e9ba8c9d45b899a3766b79f531ccc62e8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

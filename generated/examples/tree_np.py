@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=892cd23e706695c506a8f5a8b176b1fe6f0b5472c782ed2ea1dddeacb9f33355
-# autobatch: inputs-sha256=c1b530e3336e1663c7f2e4e520f5b1831a4ceb31a903914f67da3b17dd7d9274
+# autobatch: source-sha256=fa8e65b040592d7d393baceb8f8a78f834ea4745fcebb050ef543c6dc150acdb
+# autobatch: inputs-sha256=b9438c129206eb5740f0fb2be5b9df576864533fdac8bf83a26b2693a372035c
 # autobatch: body-sha256=d2c9f15699d2e6ea4e38317b8c33dc482b4b6436af4325581058a7e92093074d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=cdc75e65884cb592624e9e226e966a3d6a8d5650a08ff64a95146afa33621e11
-# autobatch: inputs-sha256=a824ac0d512ee26f251ed9419529c650e74dabd0dbf285b3c3123901192d5c35
+# autobatch: source-sha256=f30ff1f89b2747ee68b016bde863a39b006771b2ede422d254f4457771cd0e23
+# autobatch: inputs-sha256=5d6fd9156ad35ca07f45442f6216fca85053c2719fb1408375dbdc0d15271122
 # autobatch: body-sha256=97093650f0717711c67861775cc8f036edd22fb32a68c6862fda528263736c32
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

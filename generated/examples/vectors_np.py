@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=ae2bb7a4e42313184ba80416b4c981b5a38b66eb35d5ca466011260fbaac73c1
-# autobatch: inputs-sha256=7ab4669a9dd3382dd383dfb128c127a2a0dc75cad40fe7720e7d7d340b8eaed9
+# autobatch: source-sha256=35d04dff1ccf20627e8c0f9afafa6e29b89fce19f95a442f3cd08c89ad147aab
+# autobatch: inputs-sha256=3b0447f1a1fe555e3a3ecaf3cd3494ca360b21a673f08c2f87b40838ece4ef0a
 # autobatch: body-sha256=8ff842f58cec9d62a3a804618ae4abc8321ffc22f4f001c090ac0d2664b4a251
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -132,7 +132,7 @@ class PlaceholderEvaluation:
         where NumPy's own int arrays (a parameter) cut it, as on one example."""
         key = ("list_names", fn)
         if key not in self.cache:
-            names, copies = set(), []
+            names, copies, arrays = set(), [], set()
             for block in self.program.function(fn).blocks:
                 for ins in block.instructions:
                     if isinstance(ins, ir.PrimOp) and isinstance(ins.vars_out, str) and isinstance(ins.expr, str):
@@ -140,6 +140,8 @@ class PlaceholderEvaluation:
                             names.add(ins.vars_out)
                         elif ins.expr.isidentifier():
                             copies.append((ins.vars_out, ins.expr))
+                        elif not _keeps_a_list(ins.expr, ins.vars_out):
+                            arrays.add(ins.vars_out)  # `a = np.array(a) * 2`: an array now
             # `m = items_1`: a nested comprehension's list, given its name
             grown = True
             while grown:
@@ -148,7 +150,9 @@ class PlaceholderEvaluation:
                     if source in names and target not in names:
                         names.add(target)
                         grown = True
-            self.cache[key] = frozenset(names)
+            # a name that is a list on one path and an array on another is
+            # neither: `+` on it is refused rather than guessed
+            self.cache[key] = frozenset(names - arrays)
         return self.cache[key]
 
     def check_batch_axis(self, fn, op, exprs, inputs):
@@ -385,6 +389,20 @@ def _promote_weak(inputs):
 
 def _kinds(t):
     return tuple(leaf.dtype.kind for leaf in T.leaves(t))
+
+
+def _keeps_a_list(expr: str, name: str) -> bool:
+    """Whether assigning `expr` to `name` leaves a list a list: its own item
+    assignment (`a[i] = x`), or a join with a list (`a = a + [x]`)."""
+    try:
+        node = ast.parse(expr, mode="eval").body
+    except SyntaxError:
+        return False
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "__setitem__":
+        return bool(node.args) and isinstance(node.args[0], ast.Name) and node.args[0].id == name
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and (
+        makes_list(node.left) or makes_list(node.right)
+    )
 
 
 def _makes_list(expr: str) -> bool:

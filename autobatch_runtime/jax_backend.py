@@ -57,10 +57,13 @@ A switch is a conditional whose branches each pass the whole carry through,
 and XLA copies what its branches pass through: fib's stacks, on every trip.
 In the sweep the carry stays in the loops and every scatter is in place.
 Unlike TensorFlow's XLA, JAX's is faster with the sweep for programs of
-scalars too (Collatz, gcd), so it is the only scheme used (SELECTION).
+scalars too (Collatz, gcd), so it is the CPU's scheme; on a GPU, where
+every while-loop trip reads its predicate back to the host, "masked" runs
+every block once per trip instead (`selection`).
 """
 
 import functools
+import os
 import sys
 
 import numpy as np
@@ -112,10 +115,34 @@ from autobatch_runtime.jax_ops import (  # noqa: E402,F401 - rt.<name>
     batch_size,
 )
 
-# "sweep" or "switch": how `run` picks the block each trip runs, where no
-# `max_iterations` asks for a bounded loop (see `run` and the figures above;
-# tests/test_jax_backend.py runs both).
-SELECTION = "sweep"
+# "sweep", "switch" or "masked": how `run` picks the block each trip runs,
+# where no `max_iterations` asks for a bounded loop (see `run` and the
+# figures above; tests/test_jax_backend.py runs all three).  None: "masked"
+# where JAX's default device is an accelerator, "sweep" on the CPU
+# (`selection`); the environment's AUTOBATCH_JAX_SELECTION sets it at import.
+SELECTION = os.environ.get("AUTOBATCH_JAX_SELECTION") or None
+
+# "masked": how many passes over every block one trip of the loop makes
+# (the loop's predicate, read back by the host on a GPU, once per trip).
+MASKED_PASSES = 1
+
+
+def selection():
+    """The block selection `run` uses: SELECTION, or by JAX's default device.
+
+    On a GPU every trip of a `lax.while_loop` copies its predicate back to
+    the host before the next trip starts.  The sweep runs a while loop per
+    block inside each trip of the outer loop, so a trip costs as many of
+    those round trips as the program has blocks, run or not (a 400-
+    transition NUTS run at 1,024 chains did not finish in 174 s on an H100,
+    docs/sampler.md).  "masked" runs every block once per trip, each
+    changing only the examples waiting at it: one round trip per trip,
+    every block's arithmetic whether or not an example waits at it, which a
+    GPU's width pays for and a CPU's does not.
+    """
+    if SELECTION is not None:
+        return SELECTION
+    return "sweep" if jax.default_backend() == "cpu" else "masked"
 
 
 def read(stack, index):
@@ -252,10 +279,15 @@ def run(
 
     - without `max_iterations`, a `lax.while_loop`.  SELECTION "switch":
       its body is a `lax.switch` over the blocks, each branch applying its
-      own stack writes.  SELECTION "sweep" (the default): its body
+      own stack writes.  "sweep" (the CPU's default): its body
       is a chain of while loops, one per block in block order, each running
       while its block is the one chosen next (the same blocks in the same
-      order as the switch; see tensorflow_loop.run).
+      order as the switch; see tensorflow_loop.run).  "masked" (an
+      accelerator's default, `selection`): its body runs every block in
+      block order, MASKED_PASSES times; each changes only the examples
+      waiting at it, so an example runs the blocks it would run under the
+      others, though not in the same trips (`block_active` is the same,
+      `block_runs` counts the trips a block changed an example in).
     - with `max_iterations=N`, a `lax.fori_loop` of N trips, each a
       `lax.cond` that runs the switch while an example waits: the same
       blocks, one per trip, and a loop that `jax.grad` differentiates.
@@ -276,12 +308,14 @@ def run(
             new[name] = apply_write(getattr(stacks, name), write)
         return _like(new_state, state), stacks._replace(**new)
 
-    def counted(index, state, counters):
+    def counted(index, state, counters, waiting_only=False):
         if not profile:
             return counters
         runs, active, deepest = counters
         at_block = jax.nn.one_hot(index, halt, dtype=jnp.int64)
         waiting = jnp.sum((state.pc == index).astype(jnp.int64))
+        if waiting_only:  # "masked" runs every block: count those that changed an example
+            at_block = at_block * (waiting > 0)
         deepest = jnp.maximum(deepest, jnp.max(state.return_sp, initial=0))
         return runs + at_block, active + at_block * waiting, deepest
 
@@ -304,8 +338,21 @@ def run(
             return lax.cond(carry[3] < halt, step, lambda carry: carry, carry)
 
         state, stacks, counters, _ = lax.fori_loop(0, int(max_iterations), trip, carry)
-    elif SELECTION == "switch":
+    elif selection() == "switch":
         state, stacks, counters, _ = lax.while_loop(lambda c: c[3] < halt, step, carry)
+    elif selection() == "masked":
+
+        def every_block(carry):
+            state, stacks, counters = carry
+            for _ in range(MASKED_PASSES):
+                for k, block in enumerate(blocks):
+                    counters = counted(k, state, counters, waiting_only=True)
+                    state, stacks = applied(block, state, stacks)
+            return state, stacks, counters
+
+        state, stacks, counters = lax.while_loop(
+            lambda c: jnp.any(c[0].pc < halt), every_block, carry[:3]
+        )
     else:
 
         def sweep(carry):
@@ -359,7 +406,7 @@ def compiled(
     under `grad`, `vmap`), it is traced into theirs.  (`trace_after`,
     TensorFlow's op-by-op start, has no JAX counterpart: jit always traces.)
     """
-    key = (program, bool(profile), max_stack_depth, max_iterations)
+    key = (program, bool(profile), max_stack_depth, max_iterations, selection(), MASKED_PASSES)
     if key not in _COMPILED:
         _COMPILED[key] = jax.jit(
             functools.partial(
@@ -446,8 +493,10 @@ def to_leaf(function, name, value, dtype, event_shape):
     value = common.python_numbers(function, name, value, dtype)
     if isinstance(value, np.ndarray) and value.dtype == object:
         raise TypeError(f"{function}: argument {name} is an object array, not numbers")
-    if hasattr(value, "numpy") and not hasattr(value, "__jax_array__") and not isinstance(
-        value, (np.ndarray, jax.Array)
+    if (
+        hasattr(value, "numpy")
+        and not hasattr(value, "__jax_array__")
+        and not isinstance(value, (np.ndarray, jax.Array))
     ):
         value = value.numpy()  # a TensorFlow eager tensor, say
     value = jnp.asarray(value)

@@ -123,8 +123,11 @@ from autobatch_runtime.jax_ops import (  # noqa: E402,F401 - rt.<name>
 SELECTION = os.environ.get("AUTOBATCH_JAX_SELECTION") or None
 
 # "masked": how many passes over every block one trip of the loop makes
-# (the loop's predicate, read back by the host on a GPU, once per trip).
+# (the loop's predicate, read back by the host on a GPU, once per trip),
+# and how many times in a row each pass runs a block that loops on itself
+# (`looping`: a NUTS subtree's leapfrog steps).
 MASKED_PASSES = 1
+MASKED_LOOPING_REPEATS = 4
 
 
 def selection():
@@ -284,8 +287,10 @@ def run(
       while its block is the one chosen next (the same blocks in the same
       order as the switch; see tensorflow_loop.run).  "masked" (an
       accelerator's default, `selection`): its body runs every block in
-      block order, MASKED_PASSES times; each changes only the examples
-      waiting at it, so an example runs the blocks it would run under the
+      block order, MASKED_PASSES times, a block in `looping`
+      MASKED_LOOPING_REPEATS times in a row (a NUTS chain inside a subtree
+      takes that many leapfrog steps a trip: 2.1-3.3x less time on an H200,
+      docs/sampler.md); each changes only the examples waiting at it, so an example runs the blocks it would run under the
       others, though not in the same trips (`block_active` is the same,
       `block_runs` counts the trips a block changed an example in).
     - with `max_iterations=N`, a `lax.fori_loop` of N trips, each a
@@ -293,9 +298,10 @@ def run(
       blocks, one per trip, and a loop that `jax.grad` differentiates.
 
     With `profile`, counters ride along in the carry: runs and active
-    examples per block and the deepest call.  (`looping`, `writes`, `xla`
-    and `parallel_iterations` are the TensorFlow driver's: every JAX
-    program is compiled by XLA, and its sweep carries every field.)
+    examples per block and the deepest call.  (`writes`, `xla` and
+    `parallel_iterations` are the TensorFlow driver's, and `looping` too
+    outside "masked": every JAX program is compiled by XLA, and its sweep
+    carries every field.)
     """
     halt = len(blocks)
     choose = functools.partial(next_block, halt=halt, busiest=busiest_first(state))
@@ -346,8 +352,9 @@ def run(
             state, stacks, counters = carry
             for _ in range(MASKED_PASSES):
                 for k, block in enumerate(blocks):
-                    counters = counted(k, state, counters, waiting_only=True)
-                    state, stacks = applied(block, state, stacks)
+                    for _ in range(MASKED_LOOPING_REPEATS if k in looping else 1):
+                        counters = counted(k, state, counters, waiting_only=True)
+                        state, stacks = applied(block, state, stacks)
             return state, stacks, counters
 
         state, stacks, counters = lax.while_loop(
@@ -406,7 +413,8 @@ def compiled(
     under `grad`, `vmap`), it is traced into theirs.  (`trace_after`,
     TensorFlow's op-by-op start, has no JAX counterpart: jit always traces.)
     """
-    key = (program, bool(profile), max_stack_depth, max_iterations, selection(), MASKED_PASSES)
+    key = (program, bool(profile), max_stack_depth, max_iterations, selection())
+    key += (MASKED_PASSES, MASKED_LOOPING_REPEATS)
     if key not in _COMPILED:
         _COMPILED[key] = jax.jit(
             functools.partial(

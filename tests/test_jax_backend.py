@@ -18,6 +18,7 @@ jax = pytest.importorskip("jax")
 from autobatch_runtime import jax_backend as rt  # noqa: E402 - after the skip; turns on x64
 import jax.numpy as jnp  # noqa: E402
 
+from examples.collatz import collatz_steps  # noqa: E402
 from examples.fib import fib  # noqa: E402
 from examples.search import bisect_left  # noqa: E402
 from tests.conftest import ROOT  # noqa: E402
@@ -136,6 +137,13 @@ def test_every_block_selection_gives_the_same_results_and_blocks(selection, monk
         assert profile.block_runs != numpy_profile.block_runs
     else:
         assert profile.block_runs == numpy_profile.block_runs
+    # A block that loops on itself ("masked" runs it MASKED_LOOPING_REPEATS
+    # times a trip): Collatz's loop, some examples leaving it after 1 trip.
+    x = np.array([1, 2, 3, 6, 7, 27, 97, 871])
+    steps, profile = collatz_steps(x, backend="jax", profile=True)
+    _, numpy_profile = collatz_steps(x, backend="numpy", profile=True)
+    assert np.asarray(steps).tolist() == [0, 1, 7, 8, 16, 111, 118, 178]
+    assert profile.block_active == numpy_profile.block_active
     v = np.sort(np.random.default_rng(0).integers(0, 40, (9, 16)), axis=1)
     x = np.arange(-2, 43, 5)
     want = [int(np.searchsorted(row, t)) for row, t in zip(v, x)]

@@ -26,6 +26,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from autobatch_runtime.common import PYTHON_HELPERS, list_join
+from autobatch_runtime.reductions import array_reduce
 
 __all__ = list(PYTHON_HELPERS)  # what the backend re-exports
 
@@ -360,6 +361,7 @@ def py_list_count(items, x):
 
 
 py_list_join = list_join(jnp)  # `a + b` of two lists per example (common.py)
+py_reduce = array_reduce(jnp)  # `v.sum()`, `v.max(axis=0)` per example (reductions.py)
 
 
 def py_not(value):

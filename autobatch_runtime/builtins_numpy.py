@@ -23,6 +23,7 @@ import math
 import numpy as np
 
 from autobatch_runtime.common import PYTHON_HELPERS, list_join
+from autobatch_runtime.reductions import array_reduce
 
 __all__ = list(PYTHON_HELPERS)  # what the backend re-exports
 
@@ -352,6 +353,7 @@ def py_list_count(items, x):
 
 
 py_list_join = list_join(np)  # `a + b` of two lists per example (common.py)
+py_reduce = array_reduce(np)  # `v.sum()`, `v.max(axis=0)` per example (reductions.py)
 
 
 def py_not(value):

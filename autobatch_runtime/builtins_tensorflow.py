@@ -11,6 +11,7 @@ import numpy as np
 import tensorflow as tf
 
 from autobatch_runtime.common import PYTHON_HELPERS, join_batch
+from autobatch_runtime.reductions import batch_axis
 
 __all__ = list(PYTHON_HELPERS)  # what the backend re-exports
 
@@ -360,6 +361,44 @@ def py_list_count(items, x):
     """`items.count(x)` per example (builtins_numpy.py)."""
     items, x = _tensors(items, x)
     return tf.reduce_sum(tf.cast(tf.equal(items, tf.expand_dims(x, -1)), tf.int64), axis=-1)
+
+
+_REDUCE = {
+    "sum": tf.reduce_sum,
+    "prod": tf.reduce_prod,
+    "max": tf.reduce_max,
+    "min": tf.reduce_min,
+    "mean": tf.reduce_mean,
+    "any": tf.reduce_any,
+    "all": tf.reduce_all,
+}
+
+
+def py_reduce(method, values, axis=None):
+    """`v.sum()`, `v.max(axis=0)`, `m.argmax()` per example (reductions.py)."""
+    values = tf.convert_to_tensor(values)
+    if method in ("argmax", "argmin"):
+        if axis is None:
+            values, axes = tf.reshape(values, [tf.shape(values)[0], -1]), 1  # [batch, size]
+        else:
+            axes = batch_axis(axis)
+        return getattr(tf.math, method)(values, axis=axes, output_type=INT)
+    axes = list(range(1, values.shape.rank)) if axis is None else batch_axis(axis)
+    if values.dtype == tf.bool and method in ("max", "min"):
+        method = "any" if method == "max" else "all"  # NumPy's max of bools is a bool
+    if method in ("any", "all"):
+        values = tf.cast(values, tf.bool)
+    elif values.dtype == tf.bool or (method == "mean" and values.dtype.is_integer):
+        values = tf.cast(values, FLOAT if method == "mean" else INT)
+    if method == "mean":  # NumPy's: the sum divided by the count (XLA's mean multiplies)
+        count = tf.reduce_prod(tf.shape(values)[1:]) if axis is None else tf.shape(values)[axes]
+        return tf.reduce_sum(values, axis=axes) / tf.cast(count, values.dtype)
+    result = _REDUCE[method](values, axis=axes)
+    if method in ("max", "min") and values.dtype.is_floating:
+        # NumPy's max and min are NaN where the example holds one
+        nan = tf.reduce_any(tf.math.is_nan(values), axis=axes)
+        result = tf.where(nan, tf.constant(np.nan, values.dtype), result)
+    return result
 
 
 def py_list_join(parts, kinds):

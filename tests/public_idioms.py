@@ -295,19 +295,6 @@ def same_vectors(a, b):
     return 0
 
 
-@ctx.batch
-def method_total(v):
-    return v.sum()  # <-- the whole batch's sum
-
-
-@ctx.batch
-def jnp_total(v):
-    return jnp.sum(v)  # <-- the whole batch's sum
-
-
-@ctx.batch
-def np_total(v):
-    return np.sum(v)  # <-- the whole batch's sum
 
 
 @ctx.batch
@@ -414,3 +401,66 @@ def mean_and_variance(a):
 @ctx.batch
 def row_totals(m):
     return [sum(row) for row in m]
+
+
+# ---- NumPy arithmetic with a list: the list is an array, elementwise -------
+
+
+@ctx.batch
+def list_operands(v, x):
+    shifted = v + [1, 2, 3, 4]
+    weights = [1.0, 0.5, 0.25, x]
+    scaled = v * weights
+    flipped = [10, 20, 30, 40] - v
+    return shifted[1] + sum(scaled) + flipped[3] * [2, 3, 4, 5][x % 4]
+
+
+# ---- NumPy's reduction methods: the example's array, not the batch --------
+
+
+@ctx.batch
+def grid_summary(g, t):
+    hot = g > t
+    column_peaks = g.max(axis=0)
+    row_lows = g.min(1)
+    return (
+        g.sum(),
+        column_peaks[1],
+        row_lows[0],
+        g.mean(),
+        g.argmax(),
+        hot.any(),
+        hot.all(),
+        hot.sum(),
+        g.prod(axis=-1)[2],
+        g.argmin(axis=0)[1],
+        hot.mean(),
+        g.mean(axis=1)[0],
+    )
+
+
+@ctx.batch
+def grid_summary_by_functions(g, t):
+    return np.sum(g), np.max(g, axis=0)[1], np.argmax(g), np.mean(g > t), np.any(g > t, 1)[0]
+
+
+@ctx.batch
+def list_summed_by_method(v):
+    totals = [0] * 2
+    totals[0] = v[0]
+    return totals.sum()
+
+
+@ctx.batch
+def totals(v):
+    return v.sum(), np.sum(v), np.max(v)
+
+
+@ctx.batch
+def jnp_totals(v):
+    return jnp.sum(v), jnp.argmax(v)
+
+
+@ctx.batch
+def row_sums(m):
+    return np.sum(m, axis=1)  # each row of the example's square matrix

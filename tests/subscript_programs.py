@@ -760,7 +760,7 @@ def len_of_scalar(x):
 
 @batch
 def reduce_whole(v):
-    return tf.reduce_sum(v)  # <-- reduce_whole
+    return tf.reduce_sum(v)  # the example's sum
 
 
 @batch
@@ -770,7 +770,7 @@ def stack_first(x, y):
 
 @batch
 def reduce_axis_zero(m):
-    return tf.reduce_max(m, axis=0)  # <-- reduce_axis_zero
+    return tf.reduce_max(m, axis=0)  # the example's axis 0
 
 
 @batch
@@ -790,7 +790,7 @@ def roll_without_axis(v):
 
 @batch
 def sum_method(v):
-    return v.sum() + 1  # <-- sum_method
+    return v.sum() + 1  # NumPy's method on the example's array
 
 
 @batch

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=9f924783257572138c3108b58954b7f409e46ad96b78fd395df3eab44ac77b06
-# autobatch: inputs-sha256=232aaf304a387bf9db6b2ae8541d983e5a4050bfa4fbda824578fc9963599ad9
+# autobatch: source-sha256=7f2d842fbc6b3e5a3891384821cf030357f52a155876e69a6a7574646259f93f
+# autobatch: inputs-sha256=47c8707258a81b8909ce781a9ff85f14835b2b11c9100701a3efa645ff2f5811
 # autobatch: body-sha256=2a290d25970895b4d5f4bd8b0d094415ac75986743e17f56bbfd15fd91581984
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

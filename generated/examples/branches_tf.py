@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=7d8db27e2d8b726d9ff6bfda94041535ee672f016886567b5ce0b41860a3a9c9
-# autobatch: inputs-sha256=44b081c541716c0d3d8313f120c07ac219eee8cefb4d1f1cf6aa541b0385220c
+# autobatch: source-sha256=e49d07ebf2efc2be48c96617f851dbeccbb95c0589408469a4487c82bcdc741c
+# autobatch: inputs-sha256=ec5f543e344ce63466594ec8e432af363ea438b60faf97256ae4722c38863a39
 # autobatch: body-sha256=844737ecd2797773b068f365ebfc794f4681b8a7e8eb620f59ef11ea154099eb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=656c73a60f4e8adbdf60274edeb7dbeb463586168cce37c7d768cddba933c873
-# autobatch: inputs-sha256=f9f096032822268a5fd667728d8d6d6fc462e5bfbf218801c80b05a6e9b0ca38
+# autobatch: source-sha256=a6ef2e0846ccd3fbc7dce3a658728c5c4a68afb4d135f35d50b151b5a260d83c
+# autobatch: inputs-sha256=6d9e5233ab4aba6c1c688f7ec01d09deef74417db72ecf5ec6ba82291a2bde77
 # autobatch: body-sha256=e15872e7010711104e837173963bccfe5aed6b167da0ec3a77d6f751fd7a302b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=6c96ac5aa9e0339bdb02cd72bdd97bfdf0043ba6ac18fd985dc2521c17357da8
-# autobatch: inputs-sha256=b006dac30f7f812cd610ca421996a4afa7f61c6fa58b291404ef380d2cf8b42d
+# autobatch: source-sha256=2042be7f17abfc6c233ba492cf40310e2c3313e5e93e89c3311391457a2333cf
+# autobatch: inputs-sha256=3713225464401cd1684a66e2b73e6dcd8cb4d252f77aba9cf7f56039f70cd27e
 # autobatch: body-sha256=4962c8907f7a1b35f4e8bc66d6308bec1f4476b5bab2f70a7238943f59048497
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

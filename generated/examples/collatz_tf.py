@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=af2786ebc981d6b85f39d39d4e062e9b9130fd87b91b64968fee9efa4251c095
-# autobatch: inputs-sha256=4c45431bf147fb817dc77f846ffb2f77b818c9798b7782866acdbe6b6d64cd09
+# autobatch: source-sha256=34b7f5aec9b5875c8090e2f4a79e886a3f98241a1b8967929a2d6503c8e1a124
+# autobatch: inputs-sha256=64c7eb4bbfd640dddcac536528c25efb399d1780b3f1c34372c98f385e0c7ae8
 # autobatch: body-sha256=85155080082add6137473af999715a1084d32f2b63cf353c707773d7d131c32c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=adb13c2ae4279e62692ef915d14264a09d5c6e5b1acb0e3b1cafdbe82a3b41e9
-# autobatch: inputs-sha256=9c4cd47711101ce7d8ffed2ffe520251454660afc28a27f937d5d288dc904583
+# autobatch: source-sha256=aaf35c564f31ec036e1828db9b4c0a9af9f6a5b433b9438b12aeaabaf0abeb93
+# autobatch: inputs-sha256=972f9bbffcf219647f8a477680f72ff4d0f09f0dd7c5a7e1e701298a32140fc9
 # autobatch: body-sha256=6ed7708100f2f3da6f4a8dba543c879476a974e69154e88aad5e21bbd38e4e14
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=4954efcd6ab415d3c5bd276d53cc69294f97bec071cfa3b16b56da15621948f3
-# autobatch: inputs-sha256=b5e9df2ac72edd7107121661b88490ecb923e3a8b48acefa536899de9de55019
+# autobatch: source-sha256=068049ac79ee05ebb8d6d0027e8be49e8f3f3085329bdce1a4fc24f1734494d1
+# autobatch: inputs-sha256=b5a84a890870e20c8714ed187504d73b7ff781f8f8d121949fffd32e2cf9b8dc
 # autobatch: body-sha256=01831231cc56e86e62f3c10f0eb93f80302672c6469593e10c0c63c655501a09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=ffa45256119acc9158cca8a423eb9097bc4aa0d5989a72d0f6d649925c04d740
-# autobatch: inputs-sha256=117953a635ac598b02d91e86befc1642a6c2a6e91495c708b1dde0fac46d6ad5
+# autobatch: source-sha256=9d17754c676a253725445eb7291ef4cf08c19c4e0a9d0100568922bdfaeeb7c7
+# autobatch: inputs-sha256=9db506b103fad6f7c219f3b1b9655a69e3b81b2753260a9eb6a584eba7024dae
 # autobatch: body-sha256=be1e04742ed5ee5c1c0854e9af8cdbdb2946c735c8cc7dda788fae5ea4a166aa
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=5cc7c98296f8c8f390d73aa0d5c890f1432bf7ec883f772c86e3bb83273cea7c
-# autobatch: inputs-sha256=fefc0fb6b5c33582941c7568564edf0bb049039ee627be55df934eb658ce2ca8
+# autobatch: source-sha256=129ae736f7331e43b6327c2768a002b880b3fbc23968c107a44ce2cef234505d
+# autobatch: inputs-sha256=98af7b9d8b86819e0a9f8b58f721d85ae8f890430b2dac1997e45502bab4fdeb
 # autobatch: body-sha256=d408fd30531a98a4e82bb1179b1159b5709704830221b88083c28fc46daa0aa6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

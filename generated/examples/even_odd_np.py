@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=988998aac9f2756bd8bb55bb50e82f48c5301d26e57edd9fba3d1dab06190dfc
-# autobatch: inputs-sha256=ea4ae103fd5a8a2a33a5b62d0d0bf0e82b26c67415281a354499c89344c327b8
+# autobatch: source-sha256=b603c5f0b8904a62bc112e508461d0c4baff494007b76628e19eff7a9e22091c
+# autobatch: inputs-sha256=5dba856cf49852803f20e260863be7818d15d9ffaaa2327aae010ad4759299b7
 # autobatch: body-sha256=cd7764e37bd0f9490358fa1afff7a6746a791916fcaefdbab16eb505a35bfa7a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

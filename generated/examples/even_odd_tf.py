@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=3b12a535af69e96529242d4244f40a76ee21cc51f3bb41e8757232a053da2a5b
-# autobatch: inputs-sha256=f96c80d0e829388814c66c6c93e80ba2d7ac1d5c67f1cd7cf09b346c73c83e3b
+# autobatch: source-sha256=f1114812ede7532a8d7145cc309dc651bd6b6d91589b77e7c6d389d9a21bc7dd
+# autobatch: inputs-sha256=ce72e489d4da9aee84bc3619bad1d5553990815eae3015df8596cbdbd3c62b34
 # autobatch: body-sha256=e1ba408a30d34e4f5336838a70a60e8a7b54c18b759bb9741f0472edd1f25637
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=9b77a8a1f17f0023f263c6726496eca81584a326cd62e3cdf3d9a5b33717c826
-# autobatch: inputs-sha256=8f2fb8068634e385428fcac9f199c1b7182bbfcfc9bbdf0c7198751515258632
+# autobatch: source-sha256=629d4afd7aacb2da9b3f621fbc0b5b5f4c581df104d6aa23ddd8e3eadbb72214
+# autobatch: inputs-sha256=cb328f3ab4f3f7488fa724187e1210f284229d52dc9ce37cce08095fbb16235c
 # autobatch: body-sha256=5d39fef1a450037be470154f7915d9fd4c159ad1e59d68ff0fef2b56fbf28e13
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=0d948c968d31eb37318da5d468827114f0c95a16ae792aaec28ff51c543b1651
-# autobatch: inputs-sha256=f7d8b20d7800a321e4f5bbcabf67c393e60985a778ed7cd22f4f5aa6d00d7297
+# autobatch: source-sha256=3db9a2e210e5d67c555e1917fc8d18e4a92e7fcf0d243a8fce4400f8c2663c7c
+# autobatch: inputs-sha256=57c5caa59ee2c5a5f12138c03288e7dc3fe6a19e06b4962692296e574822702a
 # autobatch: body-sha256=9b7af608edf232c904b45f3420e5cf6063c0db7dfb662cfb95ffcca12a807937
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=fc2045fdcf4ce2a22c2998647a50550f637268e28f9268ce4e25120bf189d8a6
-# autobatch: inputs-sha256=c930d70692cb1836f93df721f9b9189ffa433b9085fe36d00acc3f2d944bb4e1
+# autobatch: source-sha256=14f4c4a558adc948333c087ddcd5187407211faeb115e426ae66c504363e9864
+# autobatch: inputs-sha256=4b8021858561b8f4694ce9b6a0d6cc2dac39df7c6bd121bdd0fcc755ed7f2226
 # autobatch: body-sha256=12fa5d52661e77f12974dfba3a322d5c8209a39f592f216c5d826032f246ab2d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

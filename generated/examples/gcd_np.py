@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=e630f8820bba7ee6a16e2eb5de1d32bcc7da1ade6f5b6f23127c8c0df3e143b8
-# autobatch: inputs-sha256=0295a726467aa6acb1a890f74a8bac44b6a7fc085f1c1b8013ce99416c5ab287
+# autobatch: source-sha256=23842ddb2f355664959981f84424c8474904fc23af53aae932028169a9fb714f
+# autobatch: inputs-sha256=be7964c2c09fe1b35b71d0ee1c6d69e8e436d611979870ea905c24bd02bc407b
 # autobatch: body-sha256=37fb69a516883bc7deb6c16eb96219556c35480266f2161e9f695ae3a4151825
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=4691f9346703aac9e5266db44818c6cbce4d363381b49348e629dd232e4d4720
-# autobatch: inputs-sha256=318bffd87c05582500c1809b7088df422b501b8391f6685b462f614640c83f78
+# autobatch: source-sha256=ffd3a21de9a39ba87ce30eaba3661cf19edd38b1402f7143b7ea4666123763b6
+# autobatch: inputs-sha256=f8fe515f74464371103f156f17455ea3ee338d172ae4c677fede8370cc191d37
 # autobatch: body-sha256=ef5ed2d52173cdeb51c425b3ccc624e45f6030d6545dcdbf67f237ed183a1c2b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=8777121e5ee13f75d03ef5a302ed2b7b151d5ea53e527ce1f4f08d799b642d42
-# autobatch: inputs-sha256=84366bb1061d4f5bb8362f890934aa118d749a40aa70c748fae96ce6e9eea9e6
+# autobatch: source-sha256=1185ef5bc199b9696fdbe48a63b475f3d672d2ad79ac8701ff40569395a76a90
+# autobatch: inputs-sha256=a5a9707e666aeb8d941994ccce89aaf296a8bf1cbc1c63b875249fb87d424821
 # autobatch: body-sha256=bd34b1f32092e98a72ff9769acf420d68e1b3b964c4e08cf5a16da2d82877f8d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

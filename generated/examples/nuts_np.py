@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=aafd128b1d07f526c4042a60170631f71ceffd2388fedf17701f5790306dbc08
-# autobatch: inputs-sha256=261a5f709fd965984fad1e28098bdee8747e868deb21a5a06ad96cf04af86a2f
+# autobatch: source-sha256=463c064e7ffd38dc905ff3e98a94595ad222bd8e30bd1a831321e0358b562a78
+# autobatch: inputs-sha256=df49e93f771866b68ba838195620d97ee5732c1a5569b660101336752b4f0dde
 # autobatch: body-sha256=63838c0206840dea545010ad89272217c0efbc939bce0a36329e2d87b0aadf0c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

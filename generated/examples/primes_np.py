@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=00a64d9dad9b6d7a74e9acabe6895e51edd7f24cfabfb841db2ca3637bb89151
-# autobatch: inputs-sha256=c15efb3fdecbb45a868f352b340e254bcdd170c01dff85689ca0df0e274af4e4
+# autobatch: source-sha256=c8e4b14471046382de612fef0a2e72e38018f741ffb24478e32b6921f55cd2b6
+# autobatch: inputs-sha256=b8f84d91bdaade8f47f7073dfadd2091803c4d2e37cdcaa3d091a1d817984b7c
 # autobatch: body-sha256=f98f3ef540b0c4aebe3030f674883ec82dda8bccf873af4530f12ef848835759
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

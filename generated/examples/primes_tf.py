@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=b561c40616d19a3becb237878da80507d1f25e97fc4b7a133e8032b8cd661720
-# autobatch: inputs-sha256=c7562287194dc4be8e439ad450b6e49dd50e9eb1c13b08b46bfbb2044738d8af
+# autobatch: source-sha256=2689331bcbac09e896c47558cbbcc9e4fe2749451fe79f5292891acaa19f80a0
+# autobatch: inputs-sha256=2a91f33edfaba3e8f39fe06d9d5bcd2fffe79570a46189265752dced241df514
 # autobatch: body-sha256=d10bba4d2a4a27aaabf4ec8b3f63d61cdabf1a59b272a4e67930d3bd1293a06d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=c24f3bafa4a076e311eb1487f4a7a499276eea7718ee7d791b6f9ac93389b282
-# autobatch: inputs-sha256=572490349f9d647b88ef753193a5f5e2c10ac62229897fe043fda5f8f04a587e
+# autobatch: source-sha256=2d253e495cd97164822a03dc6c867ab4e3ccb95376704b37e409746491259232
+# autobatch: inputs-sha256=b76c3d79c4a94b9cf8bfa85a47457934dc15e416d2830d5c172f410e4438b34c
 # autobatch: body-sha256=967863f28aa2e236cc6fa2e99bb9204da852292a3762c2628ca8fbec8399625d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

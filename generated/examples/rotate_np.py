@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=10dec03d0d48ee4b608f69c30dd5a1bbe51a4acadcaa8e45c07944a83a074331
-# autobatch: inputs-sha256=a5d6053885a76813d93ad49809fbdb7805ed18d72ad2dade3d964ce8cccd04e1
+# autobatch: source-sha256=4e21856e25f72adb8539e451f6656fd9f765ff30c15a6e2a20f88ed2b844eef7
+# autobatch: inputs-sha256=7feb1b2967c842dad5bdd5ed239d7b553bd17f999cd48e66718b3ac7f857e74a
 # autobatch: body-sha256=cb0373dd853e439732c6c5be2046a5e81572f560abbd2852bc373c8a0d546d23
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=4ffa212210f03d64029084aaea3f4b5c5615f9fdf8585211b06f61aaa4128295
-# autobatch: inputs-sha256=be06f848cc65d77099cf7455c957f69896bd562e7e535af961a706329b4c76f6
+# autobatch: source-sha256=007a4102f22d2e08a96bf79d6e10ddaea3afea6b85c1de2b09e06b3937c73aec
+# autobatch: inputs-sha256=3d6ba0244f92f0ef2c53fd857ad2e1236c8b80dd9cf1480d5edadefe7529bc94
 # autobatch: body-sha256=6c91182aff57774800649d345d0cab039b0b0787c001afcca3207853a4518d67
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=8f0a6d063bfccc72e19eacdf6f695c36a45a3fc750cae4f9896f0a8afc245ace
-# autobatch: inputs-sha256=2569322f44d2f7b248d88ec084ab2e817798fb0c082bf644eba2a56db6138132
+# autobatch: source-sha256=1852a3832d805dd97765fca3d50f8031c2ad6d862b1e0b024dcca618d849b2c0
+# autobatch: inputs-sha256=efb6392e46f911ca49d33391ba1c61f9d3a6efa31c13c76303d47538f1e3dbc8
 # autobatch: body-sha256=d9465dd6c703882764a513b13a1adae20c61ea573cd1b038e7c073f2842a24d1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=fbb1eefce2f86ebc9479f9ded69bd0c2af091a94ecc0e379ec561ada97f41096
-# autobatch: inputs-sha256=80a8e0a58c14212944459166aeabde9149c8ef4a991b1548f647c3438dc917f4
+# autobatch: source-sha256=ee55dad4fbd814769703a427c105cf502f6f617ce77fdab9cbf43133bf7f0230
+# autobatch: inputs-sha256=859c1996a1e9a6af6c1345337f061b312aad31e1ae8e3de6461c444faa23368c
 # autobatch: body-sha256=e4c83d84a364d98a0ea749265a64cff6045f1c39091ef315fdb6f8e88492d7cd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

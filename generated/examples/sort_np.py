@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=771d2d6ba42c13d509b7e80dbe5211e8ccf7b89c387e6d3bc697e469121caf98
-# autobatch: inputs-sha256=bc6dcc6bacbe83c741b4df6808557259ce832db44a589c75e7d65ad9ea623cb8
+# autobatch: source-sha256=4c265d87fd134bd61d177922f311a33c6b51b3837f616b13f4dcafaba095b43a
+# autobatch: inputs-sha256=4f0115eef96dc05be336a8e4fb3fedb08c66e51a3ad1b58e305e9a5aa6a64e15
 # autobatch: body-sha256=f3ed2bcb6e12ab8f5d873e3303cf2ff4930cddb80fdad8b4e73169df0d0ac1ec
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

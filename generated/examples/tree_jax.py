@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=6dc49b10cc9b5d3cba00678b37824ad228b6cfa92dd3d0cd0d24492c09ff5ad2
-# autobatch: inputs-sha256=cc8442ac5a837d8a29ddf7cd93cad5ca486d4cb6aa6447e3da1c29341fccf36f
+# autobatch: source-sha256=be117879a53bd9a23b0c7e9d4e39355421667eaa0b129cc616ab929d2f294959
+# autobatch: inputs-sha256=c295853df93c5daf06e3ae537bcf77bd553d60ad80577f50628b0e81c29909e1
 # autobatch: body-sha256=c4321403648bcc5d02f020fe382ebe4e9ba8c9d45b899a3766b79f531ccc62e8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=fa8e65b040592d7d393baceb8f8a78f834ea4745fcebb050ef543c6dc150acdb
-# autobatch: inputs-sha256=b9438c129206eb5740f0fb2be5b9df576864533fdac8bf83a26b2693a372035c
+# autobatch: source-sha256=3cf9cbc7e0e0c66ed524768e75e819359567c97a483c4eda2b53e9dd30080735
+# autobatch: inputs-sha256=ed0f3565b138193a49421ebda5cb011ad899da086cc2b676f268b256fbae370d
 # autobatch: body-sha256=d2c9f15699d2e6ea4e38317b8c33dc482b4b6436af4325581058a7e92093074d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=f30ff1f89b2747ee68b016bde863a39b006771b2ede422d254f4457771cd0e23
-# autobatch: inputs-sha256=5d6fd9156ad35ca07f45442f6216fca85053c2719fb1408375dbdc0d15271122
+# autobatch: source-sha256=431dd6281ddb1876a2ac412efd7109a2499e59cf3d7e5dc06a8c4c4e779beea5
+# autobatch: inputs-sha256=358a7f93ef0004d95c04299e7c7682c52fc7ff06c883a9fe8ff44d5230e9ed38
 # autobatch: body-sha256=97093650f0717711c67861775cc8f036edd22fb32a68c6862fda528263736c32
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=b2cb3c9699d7f05bdd7b7ad8b36af23d4244faec664dfdf362aff2f43c409e70
-# autobatch: inputs-sha256=a38ba6130a889bb62702ada05e5a4b430dc802a86ddd8ce3d91f13d01ead0f66
+# autobatch: source-sha256=da259858233c72c83b350ee9ed53c7bde8fb03c8aa154435b92d5fef6cf2d138
+# autobatch: inputs-sha256=f93e39a6fcc26cc8a27e6fe8160ffd3a6c68dd3bc3a0044b87cb99e2cb50a876
 # autobatch: body-sha256=dfecfd64276ffb505ff46d9924725083e37da89588571e7b1b7c7478ef710c55
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

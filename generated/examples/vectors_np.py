@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=35d04dff1ccf20627e8c0f9afafa6e29b89fce19f95a442f3cd08c89ad147aab
-# autobatch: inputs-sha256=3b0447f1a1fe555e3a3ecaf3cd3494ca360b21a673f08c2f87b40838ece4ef0a
+# autobatch: source-sha256=ee19d07bcf63ac856ff241a36e30e44cd1768cc88cfff93fe058b89ca5d0ae07
+# autobatch: inputs-sha256=a943558886fab43b65141348e19c543562306bc2df40a3aeb31b70011122bc05
 # autobatch: body-sha256=8ff842f58cec9d62a3a804618ae4abc8321ffc22f4f001c090ac0d2664b4a251
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=6f5beba3e27f9d80136f79da7153d4c0fed863e7b6709e7c0008f8b1387afd9c
-# autobatch: inputs-sha256=6d22515a478401eb556242dc9758dc04ba3640944fa56bfb66a657071b268d87
+# autobatch: source-sha256=64da52842d636460b1d3905e0ba8a31b7c154d9250e4b1a73e0fad9bbbb4f69c
+# autobatch: inputs-sha256=42862e4b0dd6e5371eb007a4da172f3d2e43d4efbcd44d7f3375e16733de55d4
 # autobatch: body-sha256=8e0f3f066641f54f9f08e283f1479fb375aa9b93273b814780ba33001bb857ea
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

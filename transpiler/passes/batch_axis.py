@@ -1,9 +1,11 @@
 """Library calls must keep the batch axis where it is.
 
-Code is written for one example, so `np.sum(v)` means the sum of this
-example's vector.  On the batch, `v` is [batch, n], and NumPy's `np.sum(v)`
-adds up the whole batch: a silent wrong answer (TensorFlow's
-`tf.reduce_sum(v)` does the same).  Operators and elementwise functions keep
+Code is written for one example, so `np.cumsum(v)` means the running sum
+of this example's vector.  On the batch, `v` is [batch, n], and NumPy's
+`np.cumsum(v)` runs over the whole flattened batch: a silent wrong answer.
+(The reductions, `np.sum(v)`, `v.max(axis=0)`, `tf.reduce_sum(v)`, are
+given the example's meaning before this check: python_calls.py's
+`array_reduction`.)  Operators and elementwise functions keep
 the batch axis first by themselves; functions that take axes (reductions,
 `np.stack`, `np.transpose`, `np.cumsum` without `axis`...) count them from
 the left, where the batch axis now is.

@@ -54,7 +54,7 @@ _WORDS = tuple(
     name
     for name in dir(builtins)
     if not name.startswith("_") and name[0].islower()
-) + ("math", " is ", " in ", "f'", 'f"', "%", "] *", "* [", ".copy(", ".sort(", ".fill(", ".reverse(", ".index(", ".count(", ".bit_length(", PRESENT) + tuple(
+) + ("math", " is ", " in ", "f'", 'f"', "%", "] *", "* [", ".copy(", ".sort(", ".fill(", ".reverse(", ".index(", ".count(", ".bit_length(", ".mean(", ".prod(", ".argmax(", ".argmin(", PRESENT) + tuple(
     sorted(MATH_FUNCTIONS | {"isclose", "factorial", "comb", "perm"})  # `from math import sqrt`: sqrt(x)
 )
 
@@ -65,9 +65,10 @@ def mentions(expr: str) -> bool:
 
 
 def joins_lists(expr: str, list_names) -> bool:
-    """Whether `expr` may add or multiply a list (`row + [0]`, `a * 2` of a
-    list name): `_refuse_list_arithmetic` looks closer."""
-    if "+" not in expr and "*" not in expr:
+    """Whether `expr` may do arithmetic with a list (`row + [0]`, `a * 2` of a
+    list name, `v - [1, 2]`): `_joined_lists`, `_list_operand` and
+    `_refuse_list_arithmetic` look closer."""
+    if not any(op in expr for op in "+-*/%"):
         return False
     return "[" in expr or bool(set(re.findall(r"[A-Za-z_]\w*", expr)) & set(list_names))
 
@@ -105,11 +106,16 @@ class _Rewriter(BuiltinCalls, Comparisons):
         written = [_written_as_list(self, node.left), _written_as_list(self, node.right)]
         self.generic_visit(node)
         if isinstance(node.op, ast.Mult) and (isinstance(node.left, ast.List) or isinstance(node.right, ast.List)):
-            return _repeated_list(self, node)
+            repeated = _repeated_list(self, node)
+            if repeated is not node:
+                return repeated
         sides = [_list_kind(self, side, w) for side, w in zip((node.left, node.right), written)]
         joined = _joined_lists(self, node, sides)
         if joined is not None:
             return self.done(joined)
+        operand = _list_operand(self, node, sides)
+        if operand is not None:
+            return self.done(operand)
         _refuse_list_arithmetic(self, node, sides)
         if isinstance(node.op, ast.Mod):
             left = self.info(node.left)
@@ -191,6 +197,41 @@ def _joined_lists(rewriter, node, sides):
         ast.Tuple(parts, ast.Load()),
         ast.Tuple([ast.Constant(k) for k in kinds], ast.Load()),
     )
+
+
+_ELEMENTWISE = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
+
+
+def _list_operand(rewriter, node, sides):
+    """`v + [1, 2, 3]`, `v * [1.0, 1.0, x]` with `v` a NumPy array: NumPy
+    makes the list an array and works elementwise.  The list display here
+    becomes that array, `py_list_join(((1.0, 1.0, x),), ("items",))`
+    ([batch, n], or [n] where no item differs per example, of the dtype
+    holding every item), which every backend's arithmetic takes (JAX and
+    TensorFlow take no list, and a list of per-example numbers is no array
+    for any of them).  None where this is not such an operation."""
+    if not isinstance(node.op, _ELEMENTWISE) or sides.count("list") != 1 or "array" in sides:
+        return None
+    listed, other = (node.left, node.right) if sides[0] == "list" else (node.right, node.left)
+    info, other_info = rewriter.info(listed), rewriter.info(other)
+    if info is None or other_info is None or not isinstance(info.value, (list, tuple)):
+        return None
+    if not (other_info.shape if other_info.batched else np.ndim(other_info.value)):
+        return None  # a number or a Python sequence: Python's own (an error, or a join)
+    items = [rewriter.info(ast.Subscript(listed, ast.Constant(k), ast.Load())) for k in range(len(info.value))]
+    if not items or any(i is None or (i.batched and not i.scalar) for i in items):
+        return None  # rows: NumPy's nested conversion, left to the evaluation below
+    elements = listed.elts if isinstance(listed, ast.List) else rewriter.elements(listed, info.value)
+    array = call_node(
+        "py_list_join",
+        ast.Tuple([ast.Tuple(list(elements), ast.Load())], ast.Load()),
+        ast.Tuple([ast.Constant("items")], ast.Load()),
+    )
+    if listed is node.left:
+        node.left = array
+    else:
+        node.right = array
+    return node
 
 
 def _is_join(node) -> bool:

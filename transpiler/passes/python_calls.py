@@ -15,12 +15,15 @@ import ast
 import copy
 import builtins
 import math
+import sys
 from typing import Optional
 
 import numpy as np
 
 from transpiler.frontend.narrowing import PRESENT
 from transpiler.passes.python_values import ValueQueries, after, call_node, name_node, text_of
+from autobatch_runtime.reductions import REDUCTIONS
+from transpiler.passes.subscript_syntax import _static_int
 from transpiler.passes.subscripts import SubscriptError, is_ragged_value
 
 # `math` functions with a per-example helper (the keys of the runtime's MATH).
@@ -60,7 +63,7 @@ class BuiltinCalls(ValueQueries):
             if isinstance(value, ast.Name) and self.optional(value):
                 return self.done(ast.Attribute(value, "value", ast.Load()))
             return self.done(self.visit(value))
-        searched = self.list_search(node) or self.bit_length(node)
+        searched = self.list_search(node) or self.bit_length(node) or self.array_reduction(node)
         if searched is not None:
             return searched
         special = self.text_pattern(node)
@@ -241,6 +244,49 @@ class BuiltinCalls(ValueQueries):
         self.scalars(node, node.args)
         value = self.visit(node.args[0])
         return self.done(call_node(f"py_list_{func.attr}", items, value))
+
+    def array_reduction(self, node):
+        """`v.sum()`, `v.max(axis=0)`, `m.argmax()` of a per-example array,
+        and NumPy's functions of the same names (`np.sum(v)`, `np.max(v,
+        axis=0)`): NumPy's method on the example's array, `py_reduce(method,
+        v, axis)`
+        (autobatch_runtime/reductions.py; TensorFlow's tensors have no such
+        methods, and JAX's and NumPy's would reduce the batch axis too).  A
+        Python list has none of them: refused.  Other arguments (`keepdims`,
+        `dtype`, an axis that is not a literal) are left to the refusal of a
+        method that moves the batch axis."""
+        func, args = node.func, list(node.args)
+        method = _library_reduction(self.function(node)) if args else None
+        if method is not None:  # `np.sum(v)`, `np.max(v, axis=0)`: the method of v
+            values, args = args[0], args[1:]
+            if method == "tf_mean":
+                info = self.info(values)
+                if info is None or info.dtype is None or info.dtype.kind != "f":
+                    return None
+                method = "mean"
+        elif isinstance(func, ast.Attribute) and func.attr in REDUCTIONS:
+            method, values = func.attr, func.value
+        else:
+            return None
+        info = self.info(values)
+        if info is None or not info.batched or not info.shape:
+            return None
+        lists = getattr(self.values, "list_names", frozenset())
+        listed = self.makes_list(values) or (isinstance(values, ast.Name) and values.id in lists)
+        if listed and values is func.value:
+            raise SubscriptError(
+                f"`{text_of(node)}`: a Python list has no `{method}()` method (Python raises "
+                f"AttributeError); call the builtin (`sum(v)`, `max(v)`) or make it an array "
+                "(`np.array(v)`)"
+            )
+        axes = [k.value for k in node.keywords] + args
+        if len(axes) > 1 or any(k.arg != "axis" for k in node.keywords):
+            return None
+        axis = _static_int(axes[0]) if axes else None
+        if axes and axis is None:
+            return None
+        arguments = [ast.Constant(method), self.visit(values)]
+        return self.done(call_node("py_reduce", *arguments, *([ast.Constant(axis)] if axes else [])))
 
     def bit_length(self, node):
         """`n.bit_length()` of a per-example int (NumPy's ints have no such
@@ -490,6 +536,26 @@ class BuiltinCalls(ValueQueries):
                 )
             return self.done(name_node(cls.__name__))
         raise SubscriptError(f"`{text_of(node)}`: type() of a per-example array or tuple; use isinstance()")
+
+
+def _library_reduction(function) -> Optional[str]:
+    """The reduction `function` is where NumPy, jax.numpy or TensorFlow names
+    it (`np.sum`, `jnp.argmax`, `tf.reduce_max`: "sum", "argmax", "max"),
+    else None.  Run on the batch, such a call with no axis reduces the batch
+    axis too, and `axis=1` is the example's axis 0 (both were refused): per
+    example it is the method of the example's array.  TensorFlow's mean keeps an int dtype ("tf_mean": only
+    a float mean is NumPy's)."""
+    if function is None:
+        return None
+    if function is np.amax or function is np.amin:
+        return function.__name__[1:]
+    jnp, tf = sys.modules.get("jax.numpy"), sys.modules.get("tensorflow")
+    for name in REDUCTIONS:
+        if function is getattr(np, name) or (jnp is not None and function is getattr(jnp, name, None)):
+            return name
+        if tf is not None and function is getattr(tf, "reduce_" + name, None):
+            return "tf_mean" if name == "mean" else name
+    return None
 
 
 def _builtin_name(function) -> Optional[str]:

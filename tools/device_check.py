@@ -21,25 +21,20 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from autobatch_runtime import jax_backend as rt  # noqa: E402
+from examples import collatz, fib  # noqa: E402
 from generated.examples import collatz_jax, fib_jax  # noqa: E402
 
 
-def plain_fib(n):
-    return 1 if n <= 1 else plain_fib(n - 1) + plain_fib(n - 2)
-
-
-def plain_collatz(x):
-    steps = 0
-    while x != 1:
-        x = x // 2 if x % 2 == 0 else 3 * x + 1
-        steps += 1
-    return steps
+def plain(module, name):
+    """The example's own function, undecorated: the oracle."""
+    return module.ctx.plain(name)
 
 
 def programs(size, rng):
     """(name, batched function, inputs, expected) per program."""
     n = rng.integers(0, 17, size)
     x = rng.integers(1, 100_000, size)
+    plain_fib, plain_collatz = plain(fib, "fib"), plain(collatz, "collatz_steps")
     return [
         ("fib", fib_jax.fib, n, [plain_fib(int(v)) for v in n]),
         ("collatz", collatz_jax.collatz_steps, x, [plain_collatz(int(v)) for v in x]),

@@ -26,7 +26,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from autobatch_runtime.common import PYTHON_HELPERS, list_join
-from autobatch_runtime.reductions import array_reduce
+from autobatch_runtime.array_methods import numpy_api_methods
 
 __all__ = list(PYTHON_HELPERS)  # what the backend re-exports
 
@@ -361,7 +361,7 @@ def py_list_count(items, x):
 
 
 py_list_join = list_join(jnp)  # `a + b` of two lists per example (common.py)
-py_reduce = array_reduce(jnp)  # `v.sum()`, `v.max(axis=0)` per example (reductions.py)
+py_array_method = numpy_api_methods(jnp)  # `v.sum()`, `v.cumsum()` per example (array_methods.py)
 
 
 def py_not(value):

@@ -11,7 +11,7 @@ import numpy as np
 import tensorflow as tf
 
 from autobatch_runtime.common import PYTHON_HELPERS, join_batch
-from autobatch_runtime.reductions import batch_axis
+from autobatch_runtime.array_methods import FLATTENING, RUNNING, batch_axis
 
 __all__ = list(PYTHON_HELPERS)  # what the backend re-exports
 
@@ -374,15 +374,20 @@ _REDUCE = {
 }
 
 
-def py_reduce(method, values, axis=None):
-    """`v.sum()`, `v.max(axis=0)`, `m.argmax()` per example (reductions.py)."""
+def py_array_method(method, values, axis=None):
+    """`v.sum()`, `v.max(axis=0)`, `m.argmax()`, `v.cumsum()` per example (array_methods.py)."""
     values = tf.convert_to_tensor(values)
+    if method in FLATTENING or (axis is None and method in RUNNING + ("argmax", "argmin")):
+        size = values.shape[1:].num_elements()  # static where the example's shape is
+        values = tf.reshape(values, [-1, size] if size is not None else [tf.shape(values)[0], -1])
+        if method in FLATTENING:
+            return values
+        axis = 0
     if method in ("argmax", "argmin"):
-        if axis is None:
-            values, axes = tf.reshape(values, [tf.shape(values)[0], -1]), 1  # [batch, size]
-        else:
-            axes = batch_axis(axis)
-        return getattr(tf.math, method)(values, axis=axes, output_type=INT)
+        return getattr(tf.math, method)(values, axis=batch_axis(axis), output_type=INT)
+    if method in RUNNING:
+        values = tf.cast(values, INT) if values.dtype == tf.bool else values
+        return getattr(tf.math, method)(values, axis=batch_axis(axis))
     axes = list(range(1, values.shape.rank)) if axis is None else batch_axis(axis)
     if values.dtype == tf.bool and method in ("max", "min"):
         method = "any" if method == "max" else "all"  # NumPy's max of bools is a bool

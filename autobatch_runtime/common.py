@@ -455,7 +455,7 @@ PYTHON_HELPERS = (
     "py_power",
     "py_powmod",
     "py_range_step",
-    "py_reduce",
+    "py_array_method",
     "py_round",
     "py_round_digits",
     "py_rshift",

@@ -464,3 +464,14 @@ def jnp_totals(v):
 @ctx.batch
 def row_sums(m):
     return np.sum(m, axis=1)  # each row of the example's square matrix
+
+
+@ctx.batch
+def prefix_sums(v, m, lo):
+    prefix = np.cumsum(v)
+    total = prefix[-1]
+    if lo > 0:
+        total -= prefix[lo - 1]
+    running = m.cumsum(axis=1)
+    flat = m.flatten()
+    return total, running[1, 2], flat.argmax(), v.cumprod()[2], np.ravel(m)[3], (v > 2).cumsum()[-1]

@@ -298,3 +298,14 @@ def test_reduction_methods_reduce_the_examples_array(mode):
         assert np.allclose(leaf, [w[k] for w in want], rtol=1e-15, atol=0)  # k == 3: a mean
     with pytest.raises(BatchTypeError, match=r"public_idioms.py:\d+: .*a Python list has no `sum\(\)`"):
         P.list_summed_by_method(V, **MODES[mode])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_running_sums_and_flattening_are_the_examples(mode):
+    """`np.cumsum(v)`, `m.cumsum(axis=1)`, `m.flatten()`, `np.ravel(m)`: the
+    example's running sums and flat array (on the batch they ran over the
+    flattened batch or its axis 0: refused)."""
+    m = np.random.default_rng(4).integers(0, 9, (5, 2, 4))
+    lo = np.array([0, 2, 3, 1, 0])
+    got = [np.asarray(leaf).tolist() for leaf in P.prefix_sums(V, m, lo, **MODES[mode])]
+    assert list(zip(*got)) == per_example("prefix_sums", V, m, lo)

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=7f2d842fbc6b3e5a3891384821cf030357f52a155876e69a6a7574646259f93f
-# autobatch: inputs-sha256=47c8707258a81b8909ce781a9ff85f14835b2b11c9100701a3efa645ff2f5811
+# autobatch: source-sha256=4946e348ff4449269fdbf2c61e61152f9319bd0cb63662ea3e76cc0736abc52b
+# autobatch: inputs-sha256=b1df91c30f0346a0c0b81c64d78998f6a1e5d635d8de1a45f33c542c1acd1ce5
 # autobatch: body-sha256=2a290d25970895b4d5f4bd8b0d094415ac75986743e17f56bbfd15fd91581984
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

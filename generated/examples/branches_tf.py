@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=e49d07ebf2efc2be48c96617f851dbeccbb95c0589408469a4487c82bcdc741c
-# autobatch: inputs-sha256=ec5f543e344ce63466594ec8e432af363ea438b60faf97256ae4722c38863a39
+# autobatch: source-sha256=1292a997534baf6d15b75db18e8c5760b7626352353097678b0ebc5603be2cf4
+# autobatch: inputs-sha256=a0a41c51f12d7c503dbaa61a3afa11513f1078eb18c5cb09f3731ebd30ade2a0
 # autobatch: body-sha256=844737ecd2797773b068f365ebfc794f4681b8a7e8eb620f59ef11ea154099eb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

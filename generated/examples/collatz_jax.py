@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=a6ef2e0846ccd3fbc7dce3a658728c5c4a68afb4d135f35d50b151b5a260d83c
-# autobatch: inputs-sha256=6d9e5233ab4aba6c1c688f7ec01d09deef74417db72ecf5ec6ba82291a2bde77
+# autobatch: source-sha256=f23ac470b02d786300c297932c5e7d0e714b70e4f86bae59f62c56103d5627ed
+# autobatch: inputs-sha256=e82609b7c6de7b3f70cbe53a74b7523f8cfc9226a45885935d9e56ce2c6f48b3
 # autobatch: body-sha256=e15872e7010711104e837173963bccfe5aed6b167da0ec3a77d6f751fd7a302b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

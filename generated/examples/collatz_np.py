@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=2042be7f17abfc6c233ba492cf40310e2c3313e5e93e89c3311391457a2333cf
-# autobatch: inputs-sha256=3713225464401cd1684a66e2b73e6dcd8cb4d252f77aba9cf7f56039f70cd27e
+# autobatch: source-sha256=66a4b295d1c57a633fc703505bf1c02e00a2a9c5262c270830073cc807f66958
+# autobatch: inputs-sha256=ebee74566340b3dc7629dd7c5308ffe61206bca0cbb3534ddebd4aa35c1687a6
 # autobatch: body-sha256=4962c8907f7a1b35f4e8bc66d6308bec1f4476b5bab2f70a7238943f59048497
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=34b7f5aec9b5875c8090e2f4a79e886a3f98241a1b8967929a2d6503c8e1a124
-# autobatch: inputs-sha256=64c7eb4bbfd640dddcac536528c25efb399d1780b3f1c34372c98f385e0c7ae8
+# autobatch: source-sha256=e042538310e9c36e15494158ffb494c1774ec86c8a777f2291e877f906d5f1e9
+# autobatch: inputs-sha256=2c3630a48ac071e4bd5ab7af4a68fee944f183f03b900e26a3926642252395a8
 # autobatch: body-sha256=85155080082add6137473af999715a1084d32f2b63cf353c707773d7d131c32c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=068049ac79ee05ebb8d6d0027e8be49e8f3f3085329bdce1a4fc24f1734494d1
-# autobatch: inputs-sha256=b5a84a890870e20c8714ed187504d73b7ff781f8f8d121949fffd32e2cf9b8dc
+# autobatch: source-sha256=1919a29f80adbb3109ec8a9c80e57d654a0364c907881e3055e2065048b0ba82
+# autobatch: inputs-sha256=1ea4e6b203b10c37ef9d59483d82a6dbebcc542b4d09198995e04877f4d98adb
 # autobatch: body-sha256=01831231cc56e86e62f3c10f0eb93f80302672c6469593e10c0c63c655501a09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=9d17754c676a253725445eb7291ef4cf08c19c4e0a9d0100568922bdfaeeb7c7
-# autobatch: inputs-sha256=9db506b103fad6f7c219f3b1b9655a69e3b81b2753260a9eb6a584eba7024dae
+# autobatch: source-sha256=16b3b12c58491675517e6ada8b5bb07131f67afac5ead030da759f0e8bce52df
+# autobatch: inputs-sha256=75c61afb96b5eba9d5b94ddb3eb19dcf91234c4c896a0ebf748bbc4a37adb620
 # autobatch: body-sha256=be1e04742ed5ee5c1c0854e9af8cdbdb2946c735c8cc7dda788fae5ea4a166aa
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=129ae736f7331e43b6327c2768a002b880b3fbc23968c107a44ce2cef234505d
-# autobatch: inputs-sha256=98af7b9d8b86819e0a9f8b58f721d85ae8f890430b2dac1997e45502bab4fdeb
+# autobatch: source-sha256=3680c77d68de0ee85c8283eaf742467b82567f0fa2c976adb5c8a5580172bec5
+# autobatch: inputs-sha256=62d75b27f12d56f3da8c8ba0a5f607c40186532e8e9712bffb8c59ff760f5721
 # autobatch: body-sha256=d408fd30531a98a4e82bb1179b1159b5709704830221b88083c28fc46daa0aa6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=b603c5f0b8904a62bc112e508461d0c4baff494007b76628e19eff7a9e22091c
-# autobatch: inputs-sha256=5dba856cf49852803f20e260863be7818d15d9ffaaa2327aae010ad4759299b7
+# autobatch: source-sha256=3d64712d413d19137c53dd976374aa6532b7c4a35283f33bb4d59ae53f018178
+# autobatch: inputs-sha256=ac0c75be0c1170fe3bab770ea6d375c29cd994c836d0757b343198c0e5ae7dae
 # autobatch: body-sha256=cd7764e37bd0f9490358fa1afff7a6746a791916fcaefdbab16eb505a35bfa7a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=f1114812ede7532a8d7145cc309dc651bd6b6d91589b77e7c6d389d9a21bc7dd
-# autobatch: inputs-sha256=ce72e489d4da9aee84bc3619bad1d5553990815eae3015df8596cbdbd3c62b34
+# autobatch: source-sha256=86bf1ad13d9eb6938a3914e2925665f5bb896d6472ded788934363f3f571a2e7
+# autobatch: inputs-sha256=0a187e54b3388e94d7d6f5d58c5e961028faa64b2b0d280dc5e491143bdf15eb
 # autobatch: body-sha256=e1ba408a30d34e4f5336838a70a60e8a7b54c18b759bb9741f0472edd1f25637
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=629d4afd7aacb2da9b3f621fbc0b5b5f4c581df104d6aa23ddd8e3eadbb72214
-# autobatch: inputs-sha256=cb328f3ab4f3f7488fa724187e1210f284229d52dc9ce37cce08095fbb16235c
+# autobatch: source-sha256=ae59e67d55016fb1831c421b7034784c030bb5576c1746881012a63e899b48f6
+# autobatch: inputs-sha256=3b4ea37badc4b90fd7a15f92ef9f41b07223d0735fdd87691882953f7bd2775d
 # autobatch: body-sha256=5d39fef1a450037be470154f7915d9fd4c159ad1e59d68ff0fef2b56fbf28e13
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=3db9a2e210e5d67c555e1917fc8d18e4a92e7fcf0d243a8fce4400f8c2663c7c
-# autobatch: inputs-sha256=57c5caa59ee2c5a5f12138c03288e7dc3fe6a19e06b4962692296e574822702a
+# autobatch: source-sha256=255712030cba0f9115af38252320e52a8bd4a586d1c66dd6c3bb656db9ffffde
+# autobatch: inputs-sha256=43358ba7c18a0040ad69b5aa74a72e429f7e0eba727f86c2acc351906c0f3301
 # autobatch: body-sha256=9b7af608edf232c904b45f3420e5cf6063c0db7dfb662cfb95ffcca12a807937
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

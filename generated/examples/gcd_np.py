@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=23842ddb2f355664959981f84424c8474904fc23af53aae932028169a9fb714f
-# autobatch: inputs-sha256=be7964c2c09fe1b35b71d0ee1c6d69e8e436d611979870ea905c24bd02bc407b
+# autobatch: source-sha256=8eac064f8d3a397b059ebedc6f6f77917bcda93901109655b640432c2769e079
+# autobatch: inputs-sha256=00963fde3ab8b7d403e602356cd274835b185d35cceb9684f314044cca8bbe41
 # autobatch: body-sha256=37fb69a516883bc7deb6c16eb96219556c35480266f2161e9f695ae3a4151825
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

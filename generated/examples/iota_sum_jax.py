@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=1185ef5bc199b9696fdbe48a63b475f3d672d2ad79ac8701ff40569395a76a90
-# autobatch: inputs-sha256=a5a9707e666aeb8d941994ccce89aaf296a8bf1cbc1c63b875249fb87d424821
+# autobatch: source-sha256=d4cc5c0aa1d66219d38fea4de4c79da4d0764ef105946e1fd7f0012e666ee969
+# autobatch: inputs-sha256=4e39d58d3d88a870e3b3470c50ac1d16aa9af9d478d76340022d04d86b8e24ba
 # autobatch: body-sha256=bd34b1f32092e98a72ff9769acf420d68e1b3b964c4e08cf5a16da2d82877f8d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

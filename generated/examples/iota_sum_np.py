@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=6a603232d302cb30491b41b1123cb1f8c21d0ba6eabc248112b53a1407bc76a7
-# autobatch: inputs-sha256=99c33b2e01864412a3aad65fd96d012873db7ca0005d4aaf7424f8f7f2271525
+# autobatch: source-sha256=abbff00c4b6478f63de71af2342926a0068e35d232f528a411a865346b126176
+# autobatch: inputs-sha256=aedc9757cff3fe603aba4056bc40dc70ceb2446c1173c85822b1a0e7edb25599
 # autobatch: body-sha256=60767a48484df8fe5247e95162f162eeb50ed9dc9f953d3214b7e705f2ad6518
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

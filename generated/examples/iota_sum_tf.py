@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=acce98792fee2571e5a9733edd48c36c5148e4c753ad8693c2fc4a35bbfa2fa8
-# autobatch: inputs-sha256=3089849b5f1ccd34b7c5665248b7a67de2e0bd4b33f44ee0a041989b48463593
+# autobatch: source-sha256=f01b932b1d244e59b815209c5564251ea633dfb79a6aef19e240f9cd41353692
+# autobatch: inputs-sha256=d8c4f24a5d8d2d3ebea5d402d3dc612cc235947de2e0dd7cd71f3df455a563ec
 # autobatch: body-sha256=fb99b8e46a26100aac56771e2b9d0f93d0011c38da2c876aa0c5376610218ef1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

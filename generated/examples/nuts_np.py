@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=463c064e7ffd38dc905ff3e98a94595ad222bd8e30bd1a831321e0358b562a78
-# autobatch: inputs-sha256=df49e93f771866b68ba838195620d97ee5732c1a5569b660101336752b4f0dde
+# autobatch: source-sha256=c35cd09168cce24d6b5d30a02b4c26d425042e44979d391b96927380f261cbbc
+# autobatch: inputs-sha256=368f40ceec58c3a4676285214519e2c0f08a23407f28a28e5534c078c600c7d7
 # autobatch: body-sha256=63838c0206840dea545010ad89272217c0efbc939bce0a36329e2d87b0aadf0c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

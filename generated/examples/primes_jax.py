@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=2bc06e3d85ae187d2c4d3f970484e8c78668ffc042a8d15ba77e81a72e522eaa
-# autobatch: inputs-sha256=c140036a1ee29772418b1a811b95763e2f0888f41033f212836d30592c3d9031
+# autobatch: source-sha256=3093874ca4b8f6ceb22230adc7698bea95c5ca33d200cc7dcfe6ab522093bffe
+# autobatch: inputs-sha256=acc02704387e1ff4b14c7bcea6240c333800dc38abf69cc28f6812760454621f
 # autobatch: body-sha256=31405d32d7a3957bee62ab7023218b11803aa825fe3600ec03505e38f5e03cc5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=2d253e495cd97164822a03dc6c867ab4e3ccb95376704b37e409746491259232
-# autobatch: inputs-sha256=b76c3d79c4a94b9cf8bfa85a47457934dc15e416d2830d5c172f410e4438b34c
+# autobatch: source-sha256=e2a15e9a1b72791f491260b5f2c29bfbf95c65881c8436d84cb752f7157fb3a9
+# autobatch: inputs-sha256=a069890a86e38754d30f8e7ac0fef04e38e06c0a7d25bc96f9fac463c1bb3350
 # autobatch: body-sha256=967863f28aa2e236cc6fa2e99bb9204da852292a3762c2628ca8fbec8399625d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=4e21856e25f72adb8539e451f6656fd9f765ff30c15a6e2a20f88ed2b844eef7
-# autobatch: inputs-sha256=7feb1b2967c842dad5bdd5ed239d7b553bd17f999cd48e66718b3ac7f857e74a
+# autobatch: source-sha256=df4d6ad0ed1cd0b976e23792f6e93086ed3e3cfa5532bf943462ac52ce5dd206
+# autobatch: inputs-sha256=85e7344e5d9ea1374e59cf14a9c81ebc99ee35cf555f6a4d098be3c53d8cae9c
 # autobatch: body-sha256=cb0373dd853e439732c6c5be2046a5e81572f560abbd2852bc373c8a0d546d23
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

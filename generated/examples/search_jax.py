@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=007a4102f22d2e08a96bf79d6e10ddaea3afea6b85c1de2b09e06b3937c73aec
-# autobatch: inputs-sha256=3d6ba0244f92f0ef2c53fd857ad2e1236c8b80dd9cf1480d5edadefe7529bc94
+# autobatch: source-sha256=7a1e1f124eb84cb85484169b682e52181060097563ecc45e8ec2a747cca5d772
+# autobatch: inputs-sha256=1103b1b34ec1441ca1fcba5813ff6c2ae2336cca7652133fe0b9ada716fcb092
 # autobatch: body-sha256=6c91182aff57774800649d345d0cab039b0b0787c001afcca3207853a4518d67
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

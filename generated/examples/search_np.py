@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=1852a3832d805dd97765fca3d50f8031c2ad6d862b1e0b024dcca618d849b2c0
-# autobatch: inputs-sha256=efb6392e46f911ca49d33391ba1c61f9d3a6efa31c13c76303d47538f1e3dbc8
+# autobatch: source-sha256=c32af5a5c5a7a886b9fb87f8f45c78a92de93f626b7d69a94a493258dd086734
+# autobatch: inputs-sha256=3e8956908e99c523e8b820c33c46ef5032619c1e20b0e2d9e2e13e4f9bed592a
 # autobatch: body-sha256=d9465dd6c703882764a513b13a1adae20c61ea573cd1b038e7c073f2842a24d1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

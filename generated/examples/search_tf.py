@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=ee55dad4fbd814769703a427c105cf502f6f617ce77fdab9cbf43133bf7f0230
-# autobatch: inputs-sha256=859c1996a1e9a6af6c1345337f061b312aad31e1ae8e3de6461c444faa23368c
+# autobatch: source-sha256=90f598389b5c4c98da4c19a364ebb4288c38caf4aca08a10675c19765c5250d5
+# autobatch: inputs-sha256=eb83e903cd1771a82a74303d2602ee3e41b9315bf53d6a8d112c9a6f4e04cb76
 # autobatch: body-sha256=e4c83d84a364d98a0ea749265a64cff6045f1c39091ef315fdb6f8e88492d7cd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

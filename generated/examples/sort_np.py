@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=4c265d87fd134bd61d177922f311a33c6b51b3837f616b13f4dcafaba095b43a
-# autobatch: inputs-sha256=4f0115eef96dc05be336a8e4fb3fedb08c66e51a3ad1b58e305e9a5aa6a64e15
+# autobatch: source-sha256=5b5324d68e7ce4a6ca5ae25919a6aeabd506bb82d6c00e8147561f45bf8ae3a6
+# autobatch: inputs-sha256=c7cb47a7c70ecabe1c6e13c09f1dd5e4983e3909e78840507977833f704a78df
 # autobatch: body-sha256=f3ed2bcb6e12ab8f5d873e3303cf2ff4930cddb80fdad8b4e73169df0d0ac1ec
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=be117879a53bd9a23b0c7e9d4e39355421667eaa0b129cc616ab929d2f294959
-# autobatch: inputs-sha256=c295853df93c5daf06e3ae537bcf77bd553d60ad80577f50628b0e81c29909e1
+# autobatch: source-sha256=edf9427bb442ed7679f239d1ecb533f1b17f42640b6479b5e72cc1b439c58d95
+# autobatch: inputs-sha256=44370bcf10a57353a8d9f3ba89bb15dfe020cf69ccd947c875d48d3a0e6d93af
 # autobatch: body-sha256=c4321403648bcc5d02f020fe382ebe4e9ba8c9d45b899a3766b79f531ccc62e8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=3cf9cbc7e0e0c66ed524768e75e819359567c97a483c4eda2b53e9dd30080735
-# autobatch: inputs-sha256=ed0f3565b138193a49421ebda5cb011ad899da086cc2b676f268b256fbae370d
+# autobatch: source-sha256=6ac84847b82ece2bfe88a2e90c3bba223131dff3573d3535edb5483b915fc666
+# autobatch: inputs-sha256=b42081801aec3871af9a8da6f07febb2fb02f5d5c2c3ac2e3970b5a4c0bbb9ec
 # autobatch: body-sha256=d2c9f15699d2e6ea4e38317b8c33dc482b4b6436af4325581058a7e92093074d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

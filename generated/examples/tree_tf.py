@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=431dd6281ddb1876a2ac412efd7109a2499e59cf3d7e5dc06a8c4c4e779beea5
-# autobatch: inputs-sha256=358a7f93ef0004d95c04299e7c7682c52fc7ff06c883a9fe8ff44d5230e9ed38
+# autobatch: source-sha256=85e4a3a257410d022af85ed2680ea09c565d3f2be54da64b51c4d3a20d9659c3
+# autobatch: inputs-sha256=4a3d59753d379306f4c70a6c75ae62e2c96ceb32beb051a8ec854fc657d201b3
 # autobatch: body-sha256=97093650f0717711c67861775cc8f036edd22fb32a68c6862fda528263736c32
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

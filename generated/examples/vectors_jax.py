@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=da259858233c72c83b350ee9ed53c7bde8fb03c8aa154435b92d5fef6cf2d138
-# autobatch: inputs-sha256=f93e39a6fcc26cc8a27e6fe8160ffd3a6c68dd3bc3a0044b87cb99e2cb50a876
+# autobatch: source-sha256=59cb8420a8058b88fcc29d6f11c5d42df8c4fce12ca47e6ebf74044d185f8f10
+# autobatch: inputs-sha256=cb222bb8381128e0d0612326b4c02cb6b47b5b19d479eb8bcf1cc8024fb15655
 # autobatch: body-sha256=dfecfd64276ffb505ff46d9924725083e37da89588571e7b1b7c7478ef710c55
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=ee19d07bcf63ac856ff241a36e30e44cd1768cc88cfff93fe058b89ca5d0ae07
-# autobatch: inputs-sha256=a943558886fab43b65141348e19c543562306bc2df40a3aeb31b70011122bc05
+# autobatch: source-sha256=4a0221c0c79b4b77f37e0740308901a6c74cfcc065666c256020b8945e48e918
+# autobatch: inputs-sha256=faa1d3d76993885be3dbde2e842ae9bbf19b9ed477b2ab2fad9e86b995b282f7
 # autobatch: body-sha256=8ff842f58cec9d62a3a804618ae4abc8321ffc22f4f001c090ac0d2664b4a251
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=64da52842d636460b1d3905e0ba8a31b7c154d9250e4b1a73e0fad9bbbb4f69c
-# autobatch: inputs-sha256=42862e4b0dd6e5371eb007a4da172f3d2e43d4efbcd44d7f3375e16733de55d4
+# autobatch: source-sha256=c47b3a3cfa1a7fb3571b5499709e75f58bd7200e701d56eab15a1cbc9f995c88
+# autobatch: inputs-sha256=58b1ade9adde1a3d08214e838f40272bb2309bc276ca5af5da67e254f5f7f586
 # autobatch: body-sha256=8e0f3f066641f54f9f08e283f1479fb375aa9b93273b814780ba33001bb857ea
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

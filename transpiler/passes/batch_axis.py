@@ -1,13 +1,13 @@
 """Library calls must keep the batch axis where it is.
 
-Code is written for one example, so `np.cumsum(v)` means the running sum
-of this example's vector.  On the batch, `v` is [batch, n], and NumPy's
-`np.cumsum(v)` runs over the whole flattened batch: a silent wrong answer.
-(The reductions, `np.sum(v)`, `v.max(axis=0)`, `tf.reduce_sum(v)`, are
-given the example's meaning before this check: python_calls.py's
-`array_reduction`.)  Operators and elementwise functions keep
+Code is written for one example, so `np.roll(v, 1)` rolls this example's
+vector.  On the batch, `v` is [batch, n], and NumPy's `np.roll(v, 1)` rolls
+the whole flattened batch: a silent wrong answer.  (Reductions, running
+sums and flattening, `np.sum(v)`, `v.max(axis=0)`, `np.cumsum(v)`,
+`tf.reduce_sum(v)`, are given the example's meaning before this check:
+python_calls.py's `array_reduction`.)  Operators and elementwise functions keep
 the batch axis first by themselves; functions that take axes (reductions,
-`np.stack`, `np.transpose`, `np.cumsum` without `axis`...) count them from
+`np.stack`, `np.transpose`, `np.roll` without `axis`...) count them from
 the left, where the batch axis now is.
 
 `check` calls each NumPy/TensorFlow function (or array method, or Python
@@ -18,7 +18,7 @@ first and that same shape after it.  When it does not, the call has no
 per-example meaning as written and the program is refused at build time,
 with the fix: axes counted from the end (`axis=-1`).
 
-A call can keep the shape and still mix examples: `np.cumsum(m, axis=0)`
+A call can keep the shape and still mix examples: `tf.math.cumsum(m)`
 on a per-example matrix sums over the batch, `np.roll(v, 1)` without an axis
 moves elements from one example to the next.  `check_values` runs each call
 once more on a probe, a batch of random examples that differ, and compares
@@ -85,7 +85,7 @@ def check_values(
 
     `evaluate` gives values on a probe: a batch of random examples, each
     different.  Row b of the batched result must equal the call on example b
-    alone, for the `rows` checked: `np.cumsum(m, axis=0)` keeps the shape
+    alone, for the `rows` checked: `tf.math.cumsum(m)` keeps the shape
     but sums over the batch, `np.roll(v, 1)` moves elements between
     examples.  Random-number functions differ run to run and are not
     compared.  Run after `check`, so the shapes already agree.

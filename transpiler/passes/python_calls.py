@@ -22,7 +22,7 @@ import numpy as np
 
 from transpiler.frontend.narrowing import PRESENT
 from transpiler.passes.python_values import ValueQueries, after, call_node, name_node, text_of
-from autobatch_runtime.reductions import REDUCTIONS
+from autobatch_runtime.array_methods import METHODS, REDUCTIONS, RUNNING
 from transpiler.passes.subscript_syntax import _static_int
 from transpiler.passes.subscripts import SubscriptError, is_ragged_value
 
@@ -246,17 +246,17 @@ class BuiltinCalls(ValueQueries):
         return self.done(call_node(f"py_list_{func.attr}", items, value))
 
     def array_reduction(self, node):
-        """`v.sum()`, `v.max(axis=0)`, `m.argmax()` of a per-example array,
-        and NumPy's functions of the same names (`np.sum(v)`, `np.max(v,
-        axis=0)`): NumPy's method on the example's array, `py_reduce(method,
-        v, axis)`
-        (autobatch_runtime/reductions.py; TensorFlow's tensors have no such
+        """`v.sum()`, `v.max(axis=0)`, `m.argmax()`, `v.cumsum()`, `m.flatten()`
+        of a per-example array, and the library's functions of the same
+        names (`np.sum(v)`, `np.max(v, axis=0)`, `np.cumsum(v)`): NumPy's
+        method on the example's array, `py_array_method(method, v, axis)`
+        (autobatch_runtime/array_methods.py; TensorFlow's tensors have no such
         methods, and JAX's and NumPy's would reduce the batch axis too).  A
         Python list has none of them: refused.  Other arguments (`keepdims`,
         `dtype`, an axis that is not a literal) are left to the refusal of a
         method that moves the batch axis."""
         func, args = node.func, list(node.args)
-        method = _library_reduction(self.function(node)) if args else None
+        method = _library_method(self.function(node)) if args else None
         if method is not None:  # `np.sum(v)`, `np.max(v, axis=0)`: the method of v
             values, args = args[0], args[1:]
             if method == "tf_mean":
@@ -264,7 +264,7 @@ class BuiltinCalls(ValueQueries):
                 if info is None or info.dtype is None or info.dtype.kind != "f":
                     return None
                 method = "mean"
-        elif isinstance(func, ast.Attribute) and func.attr in REDUCTIONS:
+        elif isinstance(func, ast.Attribute) and func.attr in METHODS:
             method, values = func.attr, func.value
         else:
             return None
@@ -286,7 +286,7 @@ class BuiltinCalls(ValueQueries):
         if axes and axis is None:
             return None
         arguments = [ast.Constant(method), self.visit(values)]
-        return self.done(call_node("py_reduce", *arguments, *([ast.Constant(axis)] if axes else [])))
+        return self.done(call_node("py_array_method", *arguments, *([ast.Constant(axis)] if axes else [])))
 
     def bit_length(self, node):
         """`n.bit_length()` of a per-example int (NumPy's ints have no such
@@ -538,22 +538,24 @@ class BuiltinCalls(ValueQueries):
         raise SubscriptError(f"`{text_of(node)}`: type() of a per-example array or tuple; use isinstance()")
 
 
-def _library_reduction(function) -> Optional[str]:
-    """The reduction `function` is where NumPy, jax.numpy or TensorFlow names
-    it (`np.sum`, `jnp.argmax`, `tf.reduce_max`: "sum", "argmax", "max"),
-    else None.  Run on the batch, such a call with no axis reduces the batch
-    axis too, and `axis=1` is the example's axis 0 (both were refused): per
-    example it is the method of the example's array.  TensorFlow's mean keeps an int dtype ("tf_mean": only
-    a float mean is NumPy's)."""
+def _library_method(function) -> Optional[str]:
+    """The array method `function` is where NumPy, jax.numpy or TensorFlow
+    names it (`np.sum`, `jnp.argmax`, `np.cumsum`, `np.ravel`,
+    `tf.reduce_max`: "sum", "argmax", "cumsum", "ravel", "max"), else None.
+    Run on the batch, such a call with no axis reaches across examples, and
+    `axis=1` is the example's axis 0 (both were refused): per example it is
+    the method of the example's array.  TensorFlow's mean keeps an int dtype
+    ("tf_mean": only a float mean is NumPy's), and its cumsum runs along
+    axis 0 by default (not translated)."""
     if function is None:
         return None
     if function is np.amax or function is np.amin:
         return function.__name__[1:]
     jnp, tf = sys.modules.get("jax.numpy"), sys.modules.get("tensorflow")
-    for name in REDUCTIONS:
+    for name in REDUCTIONS + RUNNING + ("ravel",):
         if function is getattr(np, name) or (jnp is not None and function is getattr(jnp, name, None)):
             return name
-        if tf is not None and function is getattr(tf, "reduce_" + name, None):
+        if tf is not None and name in REDUCTIONS and function is getattr(tf, "reduce_" + name, None):
             return "tf_mean" if name == "mean" else name
     return None
 

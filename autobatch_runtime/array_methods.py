@@ -9,13 +9,30 @@ work on the example's flattened array ([batch, size]), as NumPy's do;
 `axis=k` is the example's axis k, the batch's k + 1 (a negative axis counts
 from the end, the same on both).  `flatten` and `ravel`: [batch, size].
 The dtypes are NumPy's: a sum, product or running sum of bools or ints is
-int64, a mean float64, `any` and `all` bool, `argmax` and `argmin` int64.
+int64 (`accumulator`), a mean float64, `any` and `all` bool, `argmax` and `argmin` int64.
 """
+
+import numpy as np
 
 REDUCTIONS = ("sum", "prod", "max", "min", "mean", "any", "all", "argmax", "argmin")
 RUNNING = ("cumsum", "cumprod")
 FLATTENING = ("flatten", "ravel")
 METHODS = REDUCTIONS + RUNNING + FLATTENING
+
+
+ACCUMULATING = ("sum", "prod", "cumsum", "cumprod")
+
+
+def accumulator(dtype):
+    """The dtype NumPy adds and multiplies `dtype` in: int64 for bools and
+    narrower ints, uint64 for narrower unsigned ints, else `dtype` itself
+    (TensorFlow would wrap an int32 sum at 2**31)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b" or (dtype.kind == "i" and dtype.itemsize < 8):
+        return np.int64
+    if dtype.kind == "u" and dtype.itemsize < 8:
+        return np.uint64
+    return dtype
 
 
 def batch_axis(axis):
@@ -36,8 +53,8 @@ def numpy_api_methods(xp):
         if method in ("argmax", "argmin"):
             return getattr(xp, method)(values, axis=batch_axis(axis)).astype(xp.int64)
         axes = tuple(range(1, values.ndim)) if axis is None else batch_axis(axis)
-        if method in ("sum", "prod", "cumsum", "cumprod") and values.dtype == bool:
-            values = values.astype(xp.int64)
+        if method in ACCUMULATING:
+            values = values.astype(accumulator(values.dtype))
         if method == "mean":
             # NumPy's mean: the sum divided by the count, in float64 for
             # bools and ints (jax.numpy's mean of bools is float32)

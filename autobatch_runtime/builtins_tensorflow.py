@@ -11,7 +11,7 @@ import numpy as np
 import tensorflow as tf
 
 from autobatch_runtime.common import PYTHON_HELPERS, join_batch
-from autobatch_runtime.array_methods import FLATTENING, RUNNING, batch_axis
+from autobatch_runtime.array_methods import ACCUMULATING, FLATTENING, RUNNING, accumulator, batch_axis
 
 __all__ = list(PYTHON_HELPERS)  # what the backend re-exports
 
@@ -363,17 +363,6 @@ def py_list_count(items, x):
     return tf.reduce_sum(tf.cast(tf.equal(items, tf.expand_dims(x, -1)), tf.int64), axis=-1)
 
 
-_REDUCE = {
-    "sum": tf.reduce_sum,
-    "prod": tf.reduce_prod,
-    "max": tf.reduce_max,
-    "min": tf.reduce_min,
-    "mean": tf.reduce_mean,
-    "any": tf.reduce_any,
-    "all": tf.reduce_all,
-}
-
-
 def py_array_method(method, values, axis=None):
     """`v.sum()`, `v.max(axis=0)`, `m.argmax()`, `v.cumsum()` per example (array_methods.py)."""
     values = tf.convert_to_tensor(values)
@@ -384,21 +373,28 @@ def py_array_method(method, values, axis=None):
             return values
         axis = 0
     if method in ("argmax", "argmin"):
-        return getattr(tf.math, method)(values, axis=batch_axis(axis), output_type=INT)
+        found = getattr(tf.math, method)(values, axis=batch_axis(axis), output_type=INT)
+        if not values.dtype.is_floating:
+            return found
+        # NumPy's: the first NaN where the example holds one (TF's is unspecified)
+        nan = tf.math.is_nan(values)
+        first_nan = tf.math.argmax(tf.cast(nan, tf.int8), axis=batch_axis(axis), output_type=INT)
+        return tf.where(tf.reduce_any(nan, axis=batch_axis(axis)), first_nan, found)
+    if method in ACCUMULATING:
+        values = tf.cast(values, accumulator(values.dtype.as_numpy_dtype))
     if method in RUNNING:
-        values = tf.cast(values, INT) if values.dtype == tf.bool else values
         return getattr(tf.math, method)(values, axis=batch_axis(axis))
     axes = list(range(1, values.shape.rank)) if axis is None else batch_axis(axis)
     if values.dtype == tf.bool and method in ("max", "min"):
         method = "any" if method == "max" else "all"  # NumPy's max of bools is a bool
     if method in ("any", "all"):
         values = tf.cast(values, tf.bool)
-    elif values.dtype == tf.bool or (method == "mean" and values.dtype.is_integer):
-        values = tf.cast(values, FLOAT if method == "mean" else INT)
+    elif method == "mean" and (values.dtype == tf.bool or values.dtype.is_integer):
+        values = tf.cast(values, FLOAT)
     if method == "mean":  # NumPy's: the sum divided by the count (XLA's mean multiplies)
         count = tf.reduce_prod(tf.shape(values)[1:]) if axis is None else tf.shape(values)[axes]
         return tf.reduce_sum(values, axis=axes) / tf.cast(count, values.dtype)
-    result = _REDUCE[method](values, axis=axes)
+    result = getattr(tf, "reduce_" + method)(values, axis=axes)
     if method in ("max", "min") and values.dtype.is_floating:
         # NumPy's max and min are NaN where the example holds one
         nan = tf.reduce_any(tf.math.is_nan(values), axis=axes)

@@ -475,3 +475,14 @@ def prefix_sums(v, m, lo):
     running = m.cumsum(axis=1)
     flat = m.flatten()
     return total, running[1, 2], flat.argmax(), v.cumprod()[2], np.ravel(m)[3], (v > 2).cumsum()[-1]
+
+
+@ctx.batch
+def nan_and_wide(v, w):
+    return v.argmax(), np.argmin(v), v.max(), w.sum(), w.cumsum()[-1]
+
+
+@ctx.batch
+def tuple_times_list(a, b):
+    pair = (a, b)
+    return pair * [2, 3]  # <-- a tuple times a list

@@ -147,6 +147,8 @@ REFUSED = {
         (V, V),
     ),
     "lexicographic": (r"orders two lists", (V, V)),
+    # Python's TypeError (a tuple is no array: the list stays a list)
+    "tuple_times_list": (r"can't multiply sequence", (X, X)),
 }
 
 
@@ -309,3 +311,15 @@ def test_running_sums_and_flattening_are_the_examples(mode):
     lo = np.array([0, 2, 3, 1, 0])
     got = [np.asarray(leaf).tolist() for leaf in P.prefix_sums(V, m, lo, **MODES[mode])]
     assert list(zip(*got)) == per_example("prefix_sums", V, m, lo)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_reductions_keep_numpys_nan_and_integer_rules(mode):
+    """`v.argmax()` of an example holding a NaN is the first NaN's index (TF's
+    argmax chose another); `w.sum()` of int32s is int64, where TF's wrapped."""
+    v = np.array([[1.0, np.nan, 3.0, np.nan], [2.0, 5.0, 1.0, 0.5], [np.nan, 0.0, 9.0, 1.0]])
+    w = np.full((3, 4), 2**30, np.int32) * np.array([[1], [-1], [1]], np.int32)
+    got = [np.asarray(leaf) for leaf in P.nan_and_wide(v, w, **MODES[mode])]
+    want = per_example("nan_and_wide", v, w)
+    for k, leaf in enumerate(got):
+        np.testing.assert_array_equal(leaf, np.array([row[k] for row in want]))

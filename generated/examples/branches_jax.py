@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=4946e348ff4449269fdbf2c61e61152f9319bd0cb63662ea3e76cc0736abc52b
-# autobatch: inputs-sha256=b1df91c30f0346a0c0b81c64d78998f6a1e5d635d8de1a45f33c542c1acd1ce5
+# autobatch: source-sha256=ac22fb4e8ac2f673dbc9669edc722a7e467ef89515948c62b675df5549d4df97
+# autobatch: inputs-sha256=841cf5f73a4e535c5e2d91cfa0c806507351e38c210d3874e1f345b4a296c5ad
 # autobatch: body-sha256=2a290d25970895b4d5f4bd8b0d094415ac75986743e17f56bbfd15fd91581984
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=67906b78537ba467d8b3add22080af9129f1bf06aa39824fd1c116ac5474dbf6
-# autobatch: inputs-sha256=ffafa99fea8bb916f3603c0f1ae9e6d43c3d9e2486a69eea984b9f8161b32a96
+# autobatch: source-sha256=4d464f03d0e1c32206422c593d8c138e751ef65e57188db66821fb660f8caa74
+# autobatch: inputs-sha256=9b57acc0398a832f9f34a3cc671828adfa3cda96ab934d90833ab75f7817bd68
 # autobatch: body-sha256=eb6d237a1137f152974bfd9c15356bc9a424a834dda07f47c8717b701c158675
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=1292a997534baf6d15b75db18e8c5760b7626352353097678b0ebc5603be2cf4
-# autobatch: inputs-sha256=a0a41c51f12d7c503dbaa61a3afa11513f1078eb18c5cb09f3731ebd30ade2a0
+# autobatch: source-sha256=5edbdf8ff434de7927d76b51a921d87647b80d0144c3784371a47a045e640455
+# autobatch: inputs-sha256=4b528b53ed828943174e9194326aff0860c2ac2c583060a557af0b7258ba4cdb
 # autobatch: body-sha256=844737ecd2797773b068f365ebfc794f4681b8a7e8eb620f59ef11ea154099eb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=e042538310e9c36e15494158ffb494c1774ec86c8a777f2291e877f906d5f1e9
-# autobatch: inputs-sha256=2c3630a48ac071e4bd5ab7af4a68fee944f183f03b900e26a3926642252395a8
+# autobatch: source-sha256=22624dccebb3c40ac8ea2fc841762e1f3cab67e9b2c5ee798c5b50cfaea0799d
+# autobatch: inputs-sha256=e54e7b183a149a35ae7d74440163d6e5b285fa32bb13f2bfde5b7194395e8c7c
 # autobatch: body-sha256=85155080082add6137473af999715a1084d32f2b63cf353c707773d7d131c32c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=88038a8a69e4f6294265a1ea80c3fb7a1ad035de164ac5019a7936519db44971
-# autobatch: inputs-sha256=b9ecccd9f6f642561b02515fd8badf1cb7b960e6539042c39af74cafe9d77c21
+# autobatch: source-sha256=820f85cdb1851924783588990e4cdb9ebb396ebfcff50e08ec956c52fede2f43
+# autobatch: inputs-sha256=6f11c8234bb83b17388c932e1c02fc707c795614865ff369682b426b3e0089ca
 # autobatch: body-sha256=6ed7708100f2f3da6f4a8dba543c879476a974e69154e88aad5e21bbd38e4e14
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

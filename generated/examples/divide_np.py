@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=1919a29f80adbb3109ec8a9c80e57d654a0364c907881e3055e2065048b0ba82
-# autobatch: inputs-sha256=1ea4e6b203b10c37ef9d59483d82a6dbebcc542b4d09198995e04877f4d98adb
+# autobatch: source-sha256=e1070909b07661c28a438d9ceaf28c659b6223ad85d1d3b20d15c630f375f67f
+# autobatch: inputs-sha256=3f4dfdc51b5f90b6b6f751061d74fb90ab8bf8bd89e68bef5b4d3337fba20377
 # autobatch: body-sha256=01831231cc56e86e62f3c10f0eb93f80302672c6469593e10c0c63c655501a09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=3680c77d68de0ee85c8283eaf742467b82567f0fa2c976adb5c8a5580172bec5
-# autobatch: inputs-sha256=62d75b27f12d56f3da8c8ba0a5f607c40186532e8e9712bffb8c59ff760f5721
+# autobatch: source-sha256=6d1191c2cc89770bf97708c7935e1667f9d0537933660789574cfab52aef2d8c
+# autobatch: inputs-sha256=6e5d0bf0ae939562640c323cf915f84ce51f0ddc730fb823ec5f85bc6c581b8b
 # autobatch: body-sha256=d408fd30531a98a4e82bb1179b1159b5709704830221b88083c28fc46daa0aa6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

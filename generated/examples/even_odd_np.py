@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=3d64712d413d19137c53dd976374aa6532b7c4a35283f33bb4d59ae53f018178
-# autobatch: inputs-sha256=ac0c75be0c1170fe3bab770ea6d375c29cd994c836d0757b343198c0e5ae7dae
+# autobatch: source-sha256=458eb74262f580d2d48fc4716254e976c9b1e57ada29e08dd2a640b1bd317032
+# autobatch: inputs-sha256=a71ac977d34d237281eb5dd14ac0677f6a2956394660c11bb56be3f8bab95644
 # autobatch: body-sha256=cd7764e37bd0f9490358fa1afff7a6746a791916fcaefdbab16eb505a35bfa7a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=86bf1ad13d9eb6938a3914e2925665f5bb896d6472ded788934363f3f571a2e7
-# autobatch: inputs-sha256=0a187e54b3388e94d7d6f5d58c5e961028faa64b2b0d280dc5e491143bdf15eb
+# autobatch: source-sha256=f071da75c9ce37bbf4aff9e744171cb2a6e2c273290f15c329b95fd5e168e457
+# autobatch: inputs-sha256=411a5c50194fb5da38aaf2c64501d42bbb7c455d636cfa060d1d9a9c91ec42c3
 # autobatch: body-sha256=e1ba408a30d34e4f5336838a70a60e8a7b54c18b759bb9741f0472edd1f25637
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

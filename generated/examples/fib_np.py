@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=255712030cba0f9115af38252320e52a8bd4a586d1c66dd6c3bb656db9ffffde
-# autobatch: inputs-sha256=43358ba7c18a0040ad69b5aa74a72e429f7e0eba727f86c2acc351906c0f3301
+# autobatch: source-sha256=75206925fb609d7ab710da4c0ec6f1365c387139ec6257e4f84a7d13a761b967
+# autobatch: inputs-sha256=72c8a5ec0c1c035a3c2b20dfb4ab3908470245bb8104cf7a56a8cacf0701e6ad
 # autobatch: body-sha256=9b7af608edf232c904b45f3420e5cf6063c0db7dfb662cfb95ffcca12a807937
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

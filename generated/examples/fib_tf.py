@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=a528e6c0a6d33501db14479f958137031d60cd0df15eb06605ac7062fd389719
-# autobatch: inputs-sha256=23e571588c98398ce2bff6167276aed4fb7a9e44542379fcee192f978562dea2
+# autobatch: source-sha256=a74916a063fd464e5b0977829f1435fb9cb794f0a38e0a147b790ceb56cffba8
+# autobatch: inputs-sha256=fbe747557f059fbd3c3581cee0974d8d5357195498b1da85f07575c1e3da8930
 # autobatch: body-sha256=f7f83898e88a6826d126747cc811d0068a9f4a5f543e959ecc04ac089a253125
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=b8819139149a900bcc69f146d2038a3c076e281e30e2471b7902c56915e9710d
-# autobatch: inputs-sha256=d434da6a517cc29b8513b2711386a82258ce3feb47499b6d696df1eb6959072f
+# autobatch: source-sha256=473e3069c3f49bb03155fdd11f983acc3bb9d73facdcf1f0143ffeea8e431be0
+# autobatch: inputs-sha256=46137c235ae99689a51034380afb693b9e47a32f5fb97bc06a9bf02569ba2545
 # autobatch: body-sha256=12fa5d52661e77f12974dfba3a322d5c8209a39f592f216c5d826032f246ab2d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=8eac064f8d3a397b059ebedc6f6f77917bcda93901109655b640432c2769e079
-# autobatch: inputs-sha256=00963fde3ab8b7d403e602356cd274835b185d35cceb9684f314044cca8bbe41
+# autobatch: source-sha256=e19e6b0e734edf9d32296be96d9287cd5ece93bb1fab2650ab3393631b12f46c
+# autobatch: inputs-sha256=63e3a6daf63d294f91affcabc6abae60d2f1c3345513331d10b1870587ac77b5
 # autobatch: body-sha256=37fb69a516883bc7deb6c16eb96219556c35480266f2161e9f695ae3a4151825
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=04ed7ec5ce06e44ef1b58613be63e45e95bafe2d4a300230f1f7785baf4586d7
-# autobatch: inputs-sha256=5a7c6514ab729bb74998a00bae5538c5593b2cf90acbb090369afc01df2901c2
+# autobatch: source-sha256=5ad34a49b7731dd7acc7f55f1503592f7050d3f2c59ef50e803a2cc5809dd604
+# autobatch: inputs-sha256=e0423a38729065c95ee5bee30e45ef76347e2d222b5dc96d03c0c502d5afe474
 # autobatch: body-sha256=ef5ed2d52173cdeb51c425b3ccc624e45f6030d6545dcdbf67f237ed183a1c2b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

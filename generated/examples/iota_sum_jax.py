@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=d4cc5c0aa1d66219d38fea4de4c79da4d0764ef105946e1fd7f0012e666ee969
-# autobatch: inputs-sha256=4e39d58d3d88a870e3b3470c50ac1d16aa9af9d478d76340022d04d86b8e24ba
+# autobatch: source-sha256=5f2f87ba78dba05393ceda15a08ae79ba8c95a2fa927b0b65753fd698ffc744b
+# autobatch: inputs-sha256=6ce24f8b65eb5708123bd67a7cf679586683c4d4d7485dc7dcc11e49d14d56be
 # autobatch: body-sha256=bd34b1f32092e98a72ff9769acf420d68e1b3b964c4e08cf5a16da2d82877f8d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

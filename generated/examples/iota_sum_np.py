@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=abbff00c4b6478f63de71af2342926a0068e35d232f528a411a865346b126176
-# autobatch: inputs-sha256=aedc9757cff3fe603aba4056bc40dc70ceb2446c1173c85822b1a0e7edb25599
+# autobatch: source-sha256=7ca954cf42d672f37473d669d7cccd8260235860143067f6971dc028049ce82e
+# autobatch: inputs-sha256=c4f5b8b98a6f42f091d5c2abc209814f7f6929448b0c7cc8c14105161ef7c689
 # autobatch: body-sha256=60767a48484df8fe5247e95162f162eeb50ed9dc9f953d3214b7e705f2ad6518
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=f01b932b1d244e59b815209c5564251ea633dfb79a6aef19e240f9cd41353692
-# autobatch: inputs-sha256=d8c4f24a5d8d2d3ebea5d402d3dc612cc235947de2e0dd7cd71f3df455a563ec
+# autobatch: source-sha256=0814c1d627385e3113a2d52c8aa1ff58b7925810579420793afe908afde0d5fd
+# autobatch: inputs-sha256=5947a082b51f4e036452672d23d5f5fdbdbc932fbd29c93fdee6d8e27d9a89d2
 # autobatch: body-sha256=fb99b8e46a26100aac56771e2b9d0f93d0011c38da2c876aa0c5376610218ef1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=c35cd09168cce24d6b5d30a02b4c26d425042e44979d391b96927380f261cbbc
-# autobatch: inputs-sha256=368f40ceec58c3a4676285214519e2c0f08a23407f28a28e5534c078c600c7d7
+# autobatch: source-sha256=e89b115dff652cddc5e814fe6da71a5291986886da84155af8848643ab99cd16
+# autobatch: inputs-sha256=36a46dfa14e03e7102b7f0c2203a1f4b9e9b8b27417a465dec612be4b6ec65e9
 # autobatch: body-sha256=63838c0206840dea545010ad89272217c0efbc939bce0a36329e2d87b0aadf0c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

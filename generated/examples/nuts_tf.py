@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=67d884b5e81eac5aba25693adcd3b72b1f12c91c850289d1cccdaa74fce9cdb1
-# autobatch: inputs-sha256=0fc00a7c6ec3c1665144748941682756db0e5f7ba095db251cf60fafdd9d3a27
+# autobatch: source-sha256=1a3cac7ddf5acd07de7f8cab05b7ad2f34cacf14afa354ad6d7bbfd6ca533ce5
+# autobatch: inputs-sha256=e83a99b57dc9ad374b93f35b0d6fb9e5535554c6be7b8cabc4e9fa571619d9f6
 # autobatch: body-sha256=773cc1411365abe39c177834bd1be5d7dccc69e478f3e451f04b07a4cea155b0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

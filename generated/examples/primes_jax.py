@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=3093874ca4b8f6ceb22230adc7698bea95c5ca33d200cc7dcfe6ab522093bffe
-# autobatch: inputs-sha256=acc02704387e1ff4b14c7bcea6240c333800dc38abf69cc28f6812760454621f
+# autobatch: source-sha256=b686c20f4248f428c4d2ddf9813ccf7faaa693e66a76244a9e28544002187467
+# autobatch: inputs-sha256=ffdbe01a6bbd6240103c3fd8efbf283dc3df6a82a7d1045eac6e29d2e034cc87
 # autobatch: body-sha256=31405d32d7a3957bee62ab7023218b11803aa825fe3600ec03505e38f5e03cc5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=e5c41265134b2845ad98c74ce045a371e6e28ac553031a7bcba71036d482249a
-# autobatch: inputs-sha256=80878b13d8f9ae4937b6a6931c6c238e790cef81e0e9137bfc0d162f0f8bff42
+# autobatch: source-sha256=9513b1251e34da0293e86bc4ee4a4b488ad4165e5f562d2c038649b0aa3ec400
+# autobatch: inputs-sha256=3243ad115ad5073006bdaa181778105ca5d7c88dd8e4b056db263a7ae06ef9cb
 # autobatch: body-sha256=f98f3ef540b0c4aebe3030f674883ec82dda8bccf873af4530f12ef848835759
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=ee901091cef4068b64f0c6873275f2ccd26126e7ac6f1b55072a77381c1f56dd
-# autobatch: inputs-sha256=e59eb1d3617542104beb25647cbf53417eeed5a3d944df2e85bc096cfdb2835b
+# autobatch: source-sha256=64203c707b216b46f0f4c8d1b4859eae80040f63a3d5541c9d7b36090bcbf611
+# autobatch: inputs-sha256=2dcfd6e353ad641122e487f2f847319dced89626c1ddacbce3cb4174055bcbc4
 # autobatch: body-sha256=d10bba4d2a4a27aaabf4ec8b3f63d61cdabf1a59b272a4e67930d3bd1293a06d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=e2a15e9a1b72791f491260b5f2c29bfbf95c65881c8436d84cb752f7157fb3a9
-# autobatch: inputs-sha256=a069890a86e38754d30f8e7ac0fef04e38e06c0a7d25bc96f9fac463c1bb3350
+# autobatch: source-sha256=173e4702f09bc6e2df3fe3e30bc6af59489dd69a1c1fc5ef7b480c267e5302aa
+# autobatch: inputs-sha256=c6e2294a56d94427b71340bbe4a00f46cdc6fc0a9fe0e135cf8e6b2c44a0729c
 # autobatch: body-sha256=967863f28aa2e236cc6fa2e99bb9204da852292a3762c2628ca8fbec8399625d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=df4d6ad0ed1cd0b976e23792f6e93086ed3e3cfa5532bf943462ac52ce5dd206
-# autobatch: inputs-sha256=85e7344e5d9ea1374e59cf14a9c81ebc99ee35cf555f6a4d098be3c53d8cae9c
+# autobatch: source-sha256=668ff6878ae2a2c3e2bd03b1a61d90b282cd57f7f6cbde4fac2367609b8832ad
+# autobatch: inputs-sha256=4c0057c03b1c8366bdcc73347adaff52085029d6d5cc6d20af9895c7c76a214b
 # autobatch: body-sha256=cb0373dd853e439732c6c5be2046a5e81572f560abbd2852bc373c8a0d546d23
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

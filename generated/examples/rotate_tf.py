@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=c4f3e8bae329d81ce6f616c2d4cbee684d3675bb0b810d4226aba97441395018
-# autobatch: inputs-sha256=6bf599c4c3764117ae0587c3a90ef7d6a49f7d4d4fedfcf551b00bfdb578b418
+# autobatch: source-sha256=a3cdf3d3fd62b7ef5aaef67fa76ce7b29c94ddf8d5ecfb17446cd40fe5fbdfe4
+# autobatch: inputs-sha256=8e76558f0545347309e8d3a231d9ccb283ea3f6c25b071928d98d2bbc6e01a84
 # autobatch: body-sha256=9a27754ebbcf056943f4195d4f393b17523c6cd3f5bac5b74d4d1dc409f36cc0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=7a1e1f124eb84cb85484169b682e52181060097563ecc45e8ec2a747cca5d772
-# autobatch: inputs-sha256=1103b1b34ec1441ca1fcba5813ff6c2ae2336cca7652133fe0b9ada716fcb092
+# autobatch: source-sha256=847b5e67a6ce060df46f23c25ce7b3bbbec2d3783f84f883567b6c60b17975c9
+# autobatch: inputs-sha256=444fe9524e4c57ebb7346569d1e2de037d0d0c8d112973045b0ac93266d4225e
 # autobatch: body-sha256=6c91182aff57774800649d345d0cab039b0b0787c001afcca3207853a4518d67
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=c32af5a5c5a7a886b9fb87f8f45c78a92de93f626b7d69a94a493258dd086734
-# autobatch: inputs-sha256=3e8956908e99c523e8b820c33c46ef5032619c1e20b0e2d9e2e13e4f9bed592a
+# autobatch: source-sha256=3e09afdac15ed58251db35e9114b778c55d39fec10a9e3b5af7048432d49e469
+# autobatch: inputs-sha256=3e934c214983509d6360fa6d8c06c3e2f6c6891a9b37ac7925a6b6b39bf02e43
 # autobatch: body-sha256=d9465dd6c703882764a513b13a1adae20c61ea573cd1b038e7c073f2842a24d1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=90f598389b5c4c98da4c19a364ebb4288c38caf4aca08a10675c19765c5250d5
-# autobatch: inputs-sha256=eb83e903cd1771a82a74303d2602ee3e41b9315bf53d6a8d112c9a6f4e04cb76
+# autobatch: source-sha256=32abe3abbe0f8493ae1f03a886f02b5d72ee0107b18458786c2e9ddcc4ff0805
+# autobatch: inputs-sha256=19fb3621101d24cc7d354076dc338e672aebe5890079ae1dab72842d423186fc
 # autobatch: body-sha256=e4c83d84a364d98a0ea749265a64cff6045f1c39091ef315fdb6f8e88492d7cd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=8bc270a65f3f358f5f7b33c9435b7e8844c394c8a4fb874a1757e446f578bc5b
-# autobatch: inputs-sha256=1b660043f93a51f6ee8c522aaa71919fcb64f10fa588d95d30f39cd29ae1130b
+# autobatch: source-sha256=b2c8508e24571b920f893e7178220c98691f3c9e4fe9f93410343a5ded7ef876
+# autobatch: inputs-sha256=7ca88911ad2fb0371cbe8a951dde2d5090b4a7950c6df7b620671844e06af582
 # autobatch: body-sha256=5f5dd272ab2e4c400dc8c0459b2848b1f90830cc3ee748d5dc52d3f45c4e4ebb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

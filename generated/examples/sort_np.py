@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=5b5324d68e7ce4a6ca5ae25919a6aeabd506bb82d6c00e8147561f45bf8ae3a6
-# autobatch: inputs-sha256=c7cb47a7c70ecabe1c6e13c09f1dd5e4983e3909e78840507977833f704a78df
+# autobatch: source-sha256=ef209d1c2205dab5486de19913ef8dd2bebbd4c66eaf21d9459b122362301931
+# autobatch: inputs-sha256=d75a97734771b483c68c42c06cbe137b8934198651a34b2cd030c84d6182fb10
 # autobatch: body-sha256=f3ed2bcb6e12ab8f5d873e3303cf2ff4930cddb80fdad8b4e73169df0d0ac1ec
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=292a39409c013893d4ee1719ba32742a5c9366a0bc5d7e8f1751dc4b20932730
-# autobatch: inputs-sha256=f865ee79f9904870c4b40bb474378ee7e0f0de7d7d06ec8987a2ed2a75abf0d3
+# autobatch: source-sha256=0b3526d31972d5c67433a5eb9b8e3a9f06b9bb08fd84e2b838d9d657017b2106
+# autobatch: inputs-sha256=0137dc1a5e5edd8b6a798539122845433df76d1bc3f6a09d8e92b2ea7a333ff0
 # autobatch: body-sha256=85893f930dccaabddbcc16e4ec374f748d4e8bef5fed893a1f13a68be36059cf
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=6ac84847b82ece2bfe88a2e90c3bba223131dff3573d3535edb5483b915fc666
-# autobatch: inputs-sha256=b42081801aec3871af9a8da6f07febb2fb02f5d5c2c3ac2e3970b5a4c0bbb9ec
+# autobatch: source-sha256=e2e798f9a2e920cfb88f4567ab950a6842bb54f7ce8d0f7d254d2c40ee1fb502
+# autobatch: inputs-sha256=e9cb312707073b9427fbd66c32dbf32644f78b2c8576e1da48f896c43f58db4a
 # autobatch: body-sha256=d2c9f15699d2e6ea4e38317b8c33dc482b4b6436af4325581058a7e92093074d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=85e4a3a257410d022af85ed2680ea09c565d3f2be54da64b51c4d3a20d9659c3
-# autobatch: inputs-sha256=4a3d59753d379306f4c70a6c75ae62e2c96ceb32beb051a8ec854fc657d201b3
+# autobatch: source-sha256=8a3648f189a2c28e66fc6fefe41c187104dc8097b0a13be2a237928ded37b5c3
+# autobatch: inputs-sha256=d31ca96dda6449bb510557467dcdc12479b013615c93f4373c0424e56b600f32
 # autobatch: body-sha256=97093650f0717711c67861775cc8f036edd22fb32a68c6862fda528263736c32
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

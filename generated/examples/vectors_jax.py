@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=59cb8420a8058b88fcc29d6f11c5d42df8c4fce12ca47e6ebf74044d185f8f10
-# autobatch: inputs-sha256=cb222bb8381128e0d0612326b4c02cb6b47b5b19d479eb8bcf1cc8024fb15655
+# autobatch: source-sha256=9f39b71f539953c093d46fa2f7ca1ff222c9ff0c8bd0ddd980bb9f1714e06c44
+# autobatch: inputs-sha256=e3738b66712b2b68710da2a39321fefc20d854560cabd8e2f39758f8874902bc
 # autobatch: body-sha256=dfecfd64276ffb505ff46d9924725083e37da89588571e7b1b7c7478ef710c55
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

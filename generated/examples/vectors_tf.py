@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=c47b3a3cfa1a7fb3571b5499709e75f58bd7200e701d56eab15a1cbc9f995c88
-# autobatch: inputs-sha256=58b1ade9adde1a3d08214e838f40272bb2309bc276ca5af5da67e254f5f7f586
+# autobatch: source-sha256=dd9ee085c0c93a7e2611b5ab2b368f17c24e1d8bf9bb623ba8ab63f51f270c71
+# autobatch: inputs-sha256=20513017e776b237e0a6164ed75893ae5de3f4bf4268d49c64f76cab4392e3bc
 # autobatch: body-sha256=8e0f3f066641f54f9f08e283f1479fb375aa9b93273b814780ba33001bb857ea
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

@@ -216,8 +216,8 @@ def _list_operand(rewriter, node, sides):
     info, other_info = rewriter.info(listed), rewriter.info(other)
     if info is None or other_info is None or not isinstance(info.value, (list, tuple)):
         return None
-    if not (other_info.shape if other_info.batched else np.ndim(other_info.value)):
-        return None  # a number or a Python sequence: Python's own (an error, or a join)
+    if not (other_info.shape if other_info.batched else isinstance(other_info.value, np.ndarray) and other_info.value.ndim):
+        return None  # a number, a tuple, a list: Python's own (an error, or a join)
     items = [rewriter.info(ast.Subscript(listed, ast.Constant(k), ast.Load())) for k in range(len(info.value))]
     if not items or any(i is None or (i.batched and not i.scalar) for i in items):
         return None  # rows: NumPy's nested conversion, left to the evaluation below

@@ -126,6 +126,36 @@ def countdown_loop(n):
 
 
 @ctx.batch
+def triangle_sums(n):
+    """Nested loops: the inner loop's exit leads straight to the outer
+    loop's `i += 1` and test, which the inner body's branch takes at once
+    (passes/branch_threading.py), keeping i, which the inner body reads."""
+    total = 0
+    i = 0
+    while i < n:
+        j = 0
+        while j < i:
+            total += j
+            j += 1
+        i += 1
+    return total
+
+
+@ctx.batch
+def first_square_above(n):
+    """A loop whose `if` breaks out or goes on to the increment and test:
+    the branch takes that test at once; k is dead after the break."""
+    k = 1
+    found = 0
+    while k < 100:
+        if k * k > n:
+            found = k
+            break
+        k += 1
+    return found
+
+
+@ctx.batch
 def root_by_operators(a, tol):
     """Newton's square root; the loop test is operators only."""
     x = a

@@ -6,6 +6,7 @@ import pytest
 from transpiler import BatchTypeError, Context, TensorType, Type
 from transpiler.ir import instructions as ir
 from transpiler.ir import instructions, interpreter
+from transpiler.passes import liveness
 from tests import programs
 from tests.programs import ctx
 
@@ -286,6 +287,52 @@ def test_an_early_return_merges_only_if_neither_path_reads_what_the_other_writes
     for kwargs in (dict(backend="numpy"), dict(backend="tensorflow", xla=True)):
         result = getattr(programs, name)(n, **kwargs)
         assert np.asarray(result).tolist() == [plain(int(k)) for k in n]
+
+
+def _threaded_branches(program):
+    """Blocks whose branch takes another block's test at once (a nested Branch)."""
+    return [
+        b
+        for b in program.blocks
+        if isinstance(b.terminator, ir.Branch)
+        and not (isinstance(b.terminator.true_target, str) and isinstance(b.terminator.false_target, str))
+    ]
+
+
+@pytest.mark.parametrize("name", ["triangle_sums", "first_square_above"])
+def test_a_branch_into_a_loop_test_takes_the_test_at_once(name):
+    # triangle_sums: the inner loop's exit branch runs the outer `i += 1`
+    # and `while i < n:` itself, i kept per example (the inner body reads
+    # it); first_square_above: `if k * k > n:` runs `k += 1` and the loop
+    # test on its else side.  Each ends up a block that loops on itself
+    # through the nested test; every backend agrees with Python, each
+    # example on its own trip counts.
+    from tests.oracle import MODES
+
+    program = lowered(name)
+    threaded = _threaded_branches(program)
+    assert threaded
+    assert any(b.name in liveness.successors(b.terminator) for b in threaded)
+    plain = ctx.plain(name)
+    n = np.array([0, 1, 2, 5, 9, 30, 120])
+    for kwargs in MODES.values():
+        result = getattr(programs, name)(n, **kwargs)
+        assert np.asarray(result).tolist() == [plain(int(k)) for k in n], kwargs
+
+
+def test_a_threaded_loop_test_saves_a_trip_per_outer_iteration():
+    # NUTS's leapfrog block ends `while ok and leaf < leaves:`; its exit goes
+    # to the outer `while running:`, which now is tested in the leapfrog
+    # block itself: the sampler's program has no block that only tests.
+    from autobatch.mcmc import nuts
+    from autobatch.mcmc.sampler import GradientTapeTarget
+
+    nuts_ctx = Context(check_when_decorated=False)
+    nuts.make_programs(GradientTapeTarget(lambda x: -0.5 * x * x), context=nuts_ctx)
+    program = nuts_ctx.program_lowered("nuts_chunk")
+    lines = [b.origin.text for b in program.blocks if b.origin is not None]
+    assert "while running:" not in lines, lines
+    assert len(_threaded_branches(program)) == 2
 
 
 def test_block_fusion_leaves_no_goto_into_a_single_predecessor_block():

@@ -30,7 +30,7 @@ from transpiler.frontend import source as frontend
 from transpiler.ir import builder
 from transpiler.errors import UnsupportedSyntaxError
 from transpiler.ir import instructions as ir
-from transpiler.passes import allocation, control, fusion, inplace, lowering, type_inference, unbound
+from transpiler.passes import allocation, branch_threading, control, fusion, inplace, lowering, type_inference, unbound
 
 
 def build_function(fn: Callable, batched: Mapping[str, Callable], root=None):
@@ -84,6 +84,7 @@ def lower_program(typed: ir.Program) -> ir.LoweredProgram:
     lowered = fusion.fuse_blocks(lowered)
     lowered = fusion.fuse_pop_push(lowered)
     lowered = control.merge_early_returns(lowered)
+    lowered = branch_threading.thread_branch_tests(lowered)
     return allocation.allocate(lowered)
 
 

@@ -5,9 +5,9 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=ac22fb4e8ac2f673dbc9669edc722a7e467ef89515948c62b675df5549d4df97
-# autobatch: inputs-sha256=841cf5f73a4e535c5e2d91cfa0c806507351e38c210d3874e1f345b4a296c5ad
-# autobatch: body-sha256=2a290d25970895b4d5f4bd8b0d094415ac75986743e17f56bbfd15fd91581984
+# autobatch: source-sha256=48e063ff90d44c19af35806215f0fd78156297549c63fe964cc952ef2eedc161
+# autobatch: inputs-sha256=eddfc5cba0d4e2435f17b9d0205e8b5b53c17870fe3bdb702ebef7b63eb24e63
+# autobatch: body-sha256=196a83df1ea3a829aeddc078bbe82a6d46d8ff48f7fed530c36da91cc44a0742
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.
 
@@ -19,11 +19,10 @@ absolute(float64[]):
 quadrant(int64[], int64[]):
   block 0   examples/branches.py:17  if x > 0:
   block 1   examples/branches.py:18  if y > 0:
-  block 2   examples/branches.py:22  elif x < 0:
-  block 3   examples/branches.py:23  if y > 0:
-  block 4   examples/branches.py:28  q = 0
-  block 5   examples/branches.py:17  if x > 0:
-  block 6   examples/branches.py:29  return q
+  block 2   examples/branches.py:23  if y > 0:
+  block 3   examples/branches.py:28  q = 0
+  block 4   examples/branches.py:17  if x > 0:
+  block 5   examples/branches.py:29  return q
 quadrant(int64[], int64[]) stackless:
   block 0   examples/branches.py:17  if x > 0:
   block 1   examples/branches.py:18  if y > 0:
@@ -177,7 +176,7 @@ class QuadrantStacks(typing.NamedTuple):
     # fmt: on
 
 
-QUADRANT_HALT = 7
+QUADRANT_HALT = 6
 # bytes one example stacks per level of recursion (return address 4): the stacks take max_stack_depth x batch x this
 QUADRANT_STACK_BYTES = 4
 
@@ -187,7 +186,10 @@ def quadrant_block_0(state, stacks):
     active = state.pc == 0
     x = state.quadrant_x
     cond_1 = x > 0
-    pc = rt.choose(cond_1, 1, 2)
+    # examples/branches.py:22  elif x < 0:
+    cond_3 = x < 0
+    # examples/branches.py:17  if x > 0:
+    pc = rt.choose(cond_1, 1, rt.choose(cond_3, 2, 3))
     pc = rt.select(active, pc, state.pc)
     return (state._replace(pc=pc), rt.stack_writes(stacks))
 
@@ -205,25 +207,15 @@ def quadrant_block_1(state, stacks):
     # examples/branches.py:18  if y > 0:
     q = rt.where(cond_2_test1, q_arm1, q_arm2)
     # examples/branches.py:17  if x > 0:
-    pc = 6
+    pc = 5
     pc = rt.select(active, pc, state.pc)
     state = rt.select_fields(active, state, quadrant_q=q)
     return (state._replace(pc=pc), rt.stack_writes(stacks))
 
 
 def quadrant_block_2(state, stacks):
-    # examples/branches.py:22  elif x < 0:
-    active = state.pc == 2
-    x = state.quadrant_x
-    cond_3 = x < 0
-    pc = rt.choose(cond_3, 3, 4)
-    pc = rt.select(active, pc, state.pc)
-    return (state._replace(pc=pc), rt.stack_writes(stacks))
-
-
-def quadrant_block_3(state, stacks):
     # examples/branches.py:23  if y > 0:
-    active = state.pc == 3
+    active = state.pc == 2
     y = state.quadrant_y
     cond_4 = y > 0
     cond_4_test1 = cond_4
@@ -234,34 +226,34 @@ def quadrant_block_3(state, stacks):
     # examples/branches.py:23  if y > 0:
     q = rt.where(cond_4_test1, q_arm3, q_arm4)
     # examples/branches.py:22  elif x < 0:
-    pc = 5
+    pc = 4
+    pc = rt.select(active, pc, state.pc)
+    state = rt.select_fields(active, state, quadrant_q=q)
+    return (state._replace(pc=pc), rt.stack_writes(stacks))
+
+
+def quadrant_block_3(state, stacks):
+    # examples/branches.py:28  q = 0
+    active = state.pc == 3
+    q = rt.spread(active, 0)
+    # examples/branches.py:22  elif x < 0:
+    pc = 4
     pc = rt.select(active, pc, state.pc)
     state = rt.select_fields(active, state, quadrant_q=q)
     return (state._replace(pc=pc), rt.stack_writes(stacks))
 
 
 def quadrant_block_4(state, stacks):
-    # examples/branches.py:28  q = 0
+    # examples/branches.py:17  if x > 0:
     active = state.pc == 4
-    q = rt.spread(active, 0)
-    # examples/branches.py:22  elif x < 0:
     pc = 5
     pc = rt.select(active, pc, state.pc)
-    state = rt.select_fields(active, state, quadrant_q=q)
     return (state._replace(pc=pc), rt.stack_writes(stacks))
 
 
 def quadrant_block_5(state, stacks):
-    # examples/branches.py:17  if x > 0:
-    active = state.pc == 5
-    pc = 6
-    pc = rt.select(active, pc, state.pc)
-    return (state._replace(pc=pc), rt.stack_writes(stacks))
-
-
-def quadrant_block_6(state, stacks):
     # examples/branches.py:29  return q
-    active = state.pc == 6
+    active = state.pc == 5
     q = state.quadrant_q
     quadrant_return = q
     pc, return_sp = rt.pop_return(
@@ -279,22 +271,19 @@ QUADRANT_BLOCKS = (
     quadrant_block_3,
     quadrant_block_4,
     quadrant_block_5,
-    quadrant_block_6,
 )
 # per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 QUADRANT_WRITES = (
     "pc",  # block 0
     "pc quadrant_q",  # block 1
-    "pc",  # block 2
+    "pc quadrant_q",  # block 2
     "pc quadrant_q",  # block 3
-    "pc quadrant_q",  # block 4
-    "pc",  # block 5
-    "pc quadrant_return return_sp",  # block 6
+    "pc",  # block 4
+    "pc quadrant_return return_sp",  # block 5
 )
 QUADRANT_BLOCK_LINES = (
     "in quadrant at examples/branches.py:17: if x > 0:",
     "in quadrant at examples/branches.py:18: if y > 0:",
-    "in quadrant at examples/branches.py:22: elif x < 0:",
     "in quadrant at examples/branches.py:23: if y > 0:",
     "in quadrant at examples/branches.py:28: q = 0",
     "in quadrant at examples/branches.py:17: if x > 0:",

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=cc0214bd06769b6e9fc2ca8ed4b121f75ba225d80d6e225679c70b8e5a25ae26
-# autobatch: inputs-sha256=6b7cbb1a0a4af59403e662c0f2d15e194e318b28de26398753327b6e82d4e6b3
+# autobatch: source-sha256=7ac49aacaab5af6b1d067b87fe648ebdc05a200f44f336c7419c32b52008b8f9
+# autobatch: inputs-sha256=cbde5f23dffc0414306d4d99c1936f6c69d75712d18e35f7602c74c38d7af379
 # autobatch: body-sha256=e15872e7010711104e837173963bccfe5aed6b167da0ec3a77d6f751fd7a302b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

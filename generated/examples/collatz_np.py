@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=3ed87d36fbb9522ff1e524fb58930be45da362e799c32c446f1ee7c3cc33fce6
-# autobatch: inputs-sha256=59da0fb6aac695eb91b82512ef1f9838081244e0a72bbe972a6ed6ebd5af4e7e
+# autobatch: source-sha256=d1ebaeb5d1987338e57c0470bfad1994bb301556bc006177fd50d91020b8c2a9
+# autobatch: inputs-sha256=aa80cb322dc6a2be6a949bca99d5e312f768240f01516422ba8c52234d9fd2fb
 # autobatch: body-sha256=4962c8907f7a1b35f4e8bc66d6308bec1f4476b5bab2f70a7238943f59048497
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

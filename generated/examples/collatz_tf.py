@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=22624dccebb3c40ac8ea2fc841762e1f3cab67e9b2c5ee798c5b50cfaea0799d
-# autobatch: inputs-sha256=e54e7b183a149a35ae7d74440163d6e5b285fa32bb13f2bfde5b7194395e8c7c
+# autobatch: source-sha256=9c9322c642856f0a13dec11ef428f5d211ff9a69ebf409d261e5ee8d57b1e4e0
+# autobatch: inputs-sha256=edea5247c5286377950c582ee146ac0db2c9b5e1db8a04731b235716dc4b6b69
 # autobatch: body-sha256=85155080082add6137473af999715a1084d32f2b63cf353c707773d7d131c32c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

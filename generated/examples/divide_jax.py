@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=820f85cdb1851924783588990e4cdb9ebb396ebfcff50e08ec956c52fede2f43
-# autobatch: inputs-sha256=6f11c8234bb83b17388c932e1c02fc707c795614865ff369682b426b3e0089ca
+# autobatch: source-sha256=30b796dd4c8cc2155f5dc2bcf2fce14c4ad350503b26730854521df29e7e8983
+# autobatch: inputs-sha256=4d67aadd44f08dfa3a1aae3d44bb3b3132b3376615068ee1e47ca19441bdc128
 # autobatch: body-sha256=6ed7708100f2f3da6f4a8dba543c879476a974e69154e88aad5e21bbd38e4e14
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=e1070909b07661c28a438d9ceaf28c659b6223ad85d1d3b20d15c630f375f67f
-# autobatch: inputs-sha256=3f4dfdc51b5f90b6b6f751061d74fb90ab8bf8bd89e68bef5b4d3337fba20377
+# autobatch: source-sha256=b5c0352d7d30000ec752358a721804fe96291c1bd1fd127187fe94389afffcbb
+# autobatch: inputs-sha256=c8d2bbb604b3d6e97031af3bb6606c0c8b3157e21c2bc42c52017a625218f6b5
 # autobatch: body-sha256=01831231cc56e86e62f3c10f0eb93f80302672c6469593e10c0c63c655501a09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=f8b58f20f980a5e4531a7ba00f42cf28d11ed99e78bb61d91c783df4bc512871
-# autobatch: inputs-sha256=072115ccac069104681546c98d11ce579a253e536ff27e5fd7ee4987f4a638a3
+# autobatch: source-sha256=72d2ff1652f4ebc4b88c98a39ed8aeeba2e3c2c3efc67249e9c5b9fc17aa5f37
+# autobatch: inputs-sha256=dcee81a82d838a5f879d7db628ecce371cb324f143590cc4a167ba035f92e09b
 # autobatch: body-sha256=be1e04742ed5ee5c1c0854e9af8cdbdb2946c735c8cc7dda788fae5ea4a166aa
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=6d1191c2cc89770bf97708c7935e1667f9d0537933660789574cfab52aef2d8c
-# autobatch: inputs-sha256=6e5d0bf0ae939562640c323cf915f84ce51f0ddc730fb823ec5f85bc6c581b8b
+# autobatch: source-sha256=17e1b2160c2bda56654c8e36720e0513082188de4531f68234409e0846c5050e
+# autobatch: inputs-sha256=708777b1b50bb0b6afed1e7bb2a3069aa1116d8bba6f04ed15122ffcfaa0cfa5
 # autobatch: body-sha256=d408fd30531a98a4e82bb1179b1159b5709704830221b88083c28fc46daa0aa6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

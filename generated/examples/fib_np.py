@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=75206925fb609d7ab710da4c0ec6f1365c387139ec6257e4f84a7d13a761b967
-# autobatch: inputs-sha256=72c8a5ec0c1c035a3c2b20dfb4ab3908470245bb8104cf7a56a8cacf0701e6ad
+# autobatch: source-sha256=240805c389bcb1c3dbf2f1d97142197fb382e91cb670d2fc850a70170e4b6096
+# autobatch: inputs-sha256=3bfca594adb3f1927f05ed605e8b714d7d03e7fa498aacc0f7bc7b97b38510e4
 # autobatch: body-sha256=9b7af608edf232c904b45f3420e5cf6063c0db7dfb662cfb95ffcca12a807937
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -5,9 +5,9 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=473e3069c3f49bb03155fdd11f983acc3bb9d73facdcf1f0143ffeea8e431be0
-# autobatch: inputs-sha256=46137c235ae99689a51034380afb693b9e47a32f5fb97bc06a9bf02569ba2545
-# autobatch: body-sha256=12fa5d52661e77f12974dfba3a322d5c8209a39f592f216c5d826032f246ab2d
+# autobatch: source-sha256=34eaf88e32054d06bb05478885304fdd288614e5da25cefca4bc40d0fd83052a
+# autobatch: inputs-sha256=bc2dba5016da26738b3f9fca4bf13c6ec35d3345cc322c1e5312435f0f9fb86e
+# autobatch: body-sha256=893415e3bb6d82ee1ca77e6f0b2389e272f05e9f4d9b968b1bffec53398e8c3a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.
 
@@ -109,6 +109,8 @@ def gcd_block_2(state, stacks):
 
 
 GCD_BLOCKS = (gcd_block_0, gcd_block_1, gcd_block_2)
+# blocks that may run again at once: a loop body that tests itself
+GCD_LOOPING_BLOCKS = (2,)
 # per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 GCD_WRITES = (
     "pc",  # block 0
@@ -137,7 +139,7 @@ def gcd_program(a, b, max_stack_depth, **limits):
     stack_shape = [max_stack_depth, batch]
     stacks = GcdStacks(returns=rt.zeros(stack_shape, (), "int32"))
     state, stacks, counters = rt.run(
-        state, stacks, GCD_BLOCKS, (), GCD_WRITES, **limits
+        state, stacks, GCD_BLOCKS, GCD_LOOPING_BLOCKS, GCD_WRITES, **limits
     )
     return ((state.gcd_return,), (state.overflow_at,), state.pc, counters)
 

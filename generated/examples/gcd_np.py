@@ -5,9 +5,9 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=e19e6b0e734edf9d32296be96d9287cd5ece93bb1fab2650ab3393631b12f46c
-# autobatch: inputs-sha256=63e3a6daf63d294f91affcabc6abae60d2f1c3345513331d10b1870587ac77b5
-# autobatch: body-sha256=37fb69a516883bc7deb6c16eb96219556c35480266f2161e9f695ae3a4151825
+# autobatch: source-sha256=cfa195d445c6d302a125b1a788fcda2b065b1933d6ea85401bc80decdc6de7a0
+# autobatch: inputs-sha256=d532b096ed55d179f9f5bf3315d86cc2b00a4e1256be09f5666dd32c24cc5209
+# autobatch: body-sha256=6217ac564b416aa7dbc24744170f069e6ad4bf9c9df4cd7508dbef3588ff514e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.
 
@@ -109,6 +109,8 @@ def gcd_block_2(state, stacks):
 
 
 GCD_BLOCKS = (gcd_block_0, gcd_block_1, gcd_block_2)
+# blocks that may run again at once: a loop body that tests itself
+GCD_LOOPING_BLOCKS = (2,)
 # per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 GCD_WRITES = (
     "pc",  # block 0
@@ -137,7 +139,7 @@ def gcd_program(a, b, max_stack_depth, **limits):
     stack_shape = [max_stack_depth, batch]
     stacks = GcdStacks(returns=rt.zeros(stack_shape, (), "int32"))
     state, stacks, counters = rt.run(
-        state, stacks, GCD_BLOCKS, (), GCD_WRITES, **limits
+        state, stacks, GCD_BLOCKS, GCD_LOOPING_BLOCKS, GCD_WRITES, **limits
     )
     return ((state.gcd_return,), (state.overflow_at,), state.pc, counters)
 

@@ -5,9 +5,9 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=5ad34a49b7731dd7acc7f55f1503592f7050d3f2c59ef50e803a2cc5809dd604
-# autobatch: inputs-sha256=e0423a38729065c95ee5bee30e45ef76347e2d222b5dc96d03c0c502d5afe474
-# autobatch: body-sha256=ef5ed2d52173cdeb51c425b3ccc624e45f6030d6545dcdbf67f237ed183a1c2b
+# autobatch: source-sha256=f072f6f2509ad0dfc7431e822b3c1bb31d98975444ab82da12958f004fb5158d
+# autobatch: inputs-sha256=e3a8b7026fd0675e434d6d457bf92415cc4523e60cfd55ad0eed3e0bca2b9356
+# autobatch: body-sha256=c13ad66b0d0f6c14235c97a3d13f12ab4cd21c87d063006053918f1d828cf18a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -109,6 +109,8 @@ def gcd_block_2(state, stacks):
 
 
 GCD_BLOCKS = (gcd_block_0, gcd_block_1, gcd_block_2)
+# blocks that may run again at once: a loop body that tests itself
+GCD_LOOPING_BLOCKS = (2,)
 # per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 GCD_WRITES = (
     "pc",  # block 0
@@ -137,7 +139,7 @@ def gcd_program(a, b, max_stack_depth, **limits):
     stack_shape = [max_stack_depth, batch]
     stacks = GcdStacks(returns=rt.zeros(stack_shape, (), "int32"))
     state, stacks, counters = rt.run(
-        state, stacks, GCD_BLOCKS, (), GCD_WRITES, **limits
+        state, stacks, GCD_BLOCKS, GCD_LOOPING_BLOCKS, GCD_WRITES, **limits
     )
     return ((state.gcd_return,), (state.overflow_at,), state.pc, counters)
 

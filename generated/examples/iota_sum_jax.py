@@ -5,9 +5,9 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=5f2f87ba78dba05393ceda15a08ae79ba8c95a2fa927b0b65753fd698ffc744b
-# autobatch: inputs-sha256=6ce24f8b65eb5708123bd67a7cf679586683c4d4d7485dc7dcc11e49d14d56be
-# autobatch: body-sha256=bd34b1f32092e98a72ff9769acf420d68e1b3b964c4e08cf5a16da2d82877f8d
+# autobatch: source-sha256=8bf34e07d158c5e54778901160b8f06c04011ed61f3043dd4637d647cd044039
+# autobatch: inputs-sha256=5b615303711850e7c668fd202f57d4c3d18887567506af0fb102b77ec8776000
+# autobatch: body-sha256=b6da51cbafc7f84580d0bcd651f2d4a328ec34fe5f0ababa05968801c49039b1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.
 
@@ -101,6 +101,8 @@ def iota_sum_block_2(state, stacks):
 
 
 IOTA_SUM_BLOCKS = (iota_sum_block_0, iota_sum_block_1, iota_sum_block_2)
+# blocks that may run again at once: a loop body that tests itself
+IOTA_SUM_LOOPING_BLOCKS = (2,)
 # per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 IOTA_SUM_WRITES = (
     "pc",  # block 0
@@ -128,7 +130,12 @@ def iota_sum_program(n, acc, max_stack_depth, **limits):
     stack_shape = [max_stack_depth, batch]
     stacks = IotaSumStacks(returns=rt.zeros(stack_shape, (), "int32"))
     state, stacks, counters = rt.run(
-        state, stacks, IOTA_SUM_BLOCKS, (), IOTA_SUM_WRITES, **limits
+        state,
+        stacks,
+        IOTA_SUM_BLOCKS,
+        IOTA_SUM_LOOPING_BLOCKS,
+        IOTA_SUM_WRITES,
+        **limits
     )
     return ((state.iota_sum_return,), (state.overflow_at,), state.pc, counters)
 

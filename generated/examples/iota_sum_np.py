@@ -5,9 +5,9 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=7ca954cf42d672f37473d669d7cccd8260235860143067f6971dc028049ce82e
-# autobatch: inputs-sha256=c4f5b8b98a6f42f091d5c2abc209814f7f6929448b0c7cc8c14105161ef7c689
-# autobatch: body-sha256=60767a48484df8fe5247e95162f162eeb50ed9dc9f953d3214b7e705f2ad6518
+# autobatch: source-sha256=1b74374c27233159c5dfc3ecde7e02d2759a88f8a02e7204d4ec4719a792dfcc
+# autobatch: inputs-sha256=b8f7bd427d863c502c672f372ca7ee8f3005e56a047c5ee4bb263031c0afd0f7
+# autobatch: body-sha256=dca778c49259e82db9afd85ec642488a6ad7297a4d97c1de64d327d579a5e8f3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.
 
@@ -101,6 +101,8 @@ def iota_sum_block_2(state, stacks):
 
 
 IOTA_SUM_BLOCKS = (iota_sum_block_0, iota_sum_block_1, iota_sum_block_2)
+# blocks that may run again at once: a loop body that tests itself
+IOTA_SUM_LOOPING_BLOCKS = (2,)
 # per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 IOTA_SUM_WRITES = (
     "pc",  # block 0
@@ -128,7 +130,12 @@ def iota_sum_program(n, acc, max_stack_depth, **limits):
     stack_shape = [max_stack_depth, batch]
     stacks = IotaSumStacks(returns=rt.zeros(stack_shape, (), "int32"))
     state, stacks, counters = rt.run(
-        state, stacks, IOTA_SUM_BLOCKS, (), IOTA_SUM_WRITES, **limits
+        state,
+        stacks,
+        IOTA_SUM_BLOCKS,
+        IOTA_SUM_LOOPING_BLOCKS,
+        IOTA_SUM_WRITES,
+        **limits
     )
     return ((state.iota_sum_return,), (state.overflow_at,), state.pc, counters)
 

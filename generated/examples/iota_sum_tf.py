@@ -5,9 +5,9 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=0814c1d627385e3113a2d52c8aa1ff58b7925810579420793afe908afde0d5fd
-# autobatch: inputs-sha256=5947a082b51f4e036452672d23d5f5fdbdbc932fbd29c93fdee6d8e27d9a89d2
-# autobatch: body-sha256=fb99b8e46a26100aac56771e2b9d0f93d0011c38da2c876aa0c5376610218ef1
+# autobatch: source-sha256=7011aac071510988c8fbf399082baf01bc7e376565f12df94220eaaf57cf18e2
+# autobatch: inputs-sha256=80b98747c8ff81d1119175e0796145453a53e39bac39722e8f7e097029ff53bb
+# autobatch: body-sha256=170ad7200058dbff8260ca7bb0f92052f3e9a32cbec3eafa838bdee88b04ace5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.
 
@@ -101,6 +101,8 @@ def iota_sum_block_2(state, stacks):
 
 
 IOTA_SUM_BLOCKS = (iota_sum_block_0, iota_sum_block_1, iota_sum_block_2)
+# blocks that may run again at once: a loop body that tests itself
+IOTA_SUM_LOOPING_BLOCKS = (2,)
 # per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 IOTA_SUM_WRITES = (
     "pc",  # block 0
@@ -128,7 +130,12 @@ def iota_sum_program(n, acc, max_stack_depth, **limits):
     stack_shape = [max_stack_depth, batch]
     stacks = IotaSumStacks(returns=rt.zeros(stack_shape, (), "int32"))
     state, stacks, counters = rt.run(
-        state, stacks, IOTA_SUM_BLOCKS, (), IOTA_SUM_WRITES, **limits
+        state,
+        stacks,
+        IOTA_SUM_BLOCKS,
+        IOTA_SUM_LOOPING_BLOCKS,
+        IOTA_SUM_WRITES,
+        **limits
     )
     return ((state.iota_sum_return,), (state.overflow_at,), state.pc, counters)
 

@@ -5,9 +5,9 @@
 # autobatch: runtime=9
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=e89b115dff652cddc5e814fe6da71a5291986886da84155af8848643ab99cd16
-# autobatch: inputs-sha256=36a46dfa14e03e7102b7f0c2203a1f4b9e9b8b27417a465dec612be4b6ec65e9
-# autobatch: body-sha256=63838c0206840dea545010ad89272217c0efbc939bce0a36329e2d87b0aadf0c
+# autobatch: source-sha256=cad0f22bf35f6559c026f5b04fb6310f3e9e55b7e890e404ad547f44ba8f1f8f
+# autobatch: inputs-sha256=bd6f9c59141e9be94599c56b25c99ee605beae258306574e964ccc93e8f81bf6
+# autobatch: body-sha256=baccf5888fe5326e9e31ed744ac0e41cb495b0deff5f78b4c9bb8bc6bffa4121
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.
 
@@ -18,18 +18,17 @@ nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], 
   block 0   examples/nuts.py:157  for _ in range(num_burnin):
   block 1   examples/nuts.py:158  step = nuts_step(point, seed, counter)
   block 2   examples/nuts.py:158  step = nuts_step(point, seed, counter)
-  block 3   examples/nuts.py:161  for t in range(num_results):
+  block 3   examples/nuts.py:162  step = nuts_step(point, seed, counter)
   block 4   examples/nuts.py:162  step = nuts_step(point, seed, counter)
-  block 5   examples/nuts.py:162  step = nuts_step(point, seed, counter)
-  block 6   examples/nuts.py:169  return Chain(point, counter, draws, leapfrogs, depths, accepts)
-  block 7   examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
-  block 8   examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
-  block 9   examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-  block 10  examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
-  block 11  examples/nuts.py:83  eps = direction * step_size
+  block 5   examples/nuts.py:169  return Chain(point, counter, draws, leapfrogs, depths, accepts)
+  block 6   examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
+  block 7   examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
+  block 8   examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+  block 9   examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
+  block 10  examples/nuts.py:83  eps = direction * step_size
+  block 11  examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
   block 12  examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 13  examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 14  examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+  block 13  examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
 nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[]):
   block 0   examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
   block 1   examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
@@ -121,6 +120,7 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         nuts_chain_counter: object  # [batch] int64: counter of nuts_chain
         nuts_chain_depths: object  # [batch, m] int64: depths of nuts_chain
         nuts_chain_draws: object  # [batch, m, n] float64: draws of nuts_chain
+        nuts_chain_in_range_2: object  # [batch] bool: in_range_2 of nuts_chain
         nuts_chain_leapfrogs: object  # [batch, m] int64: leapfrogs of nuts_chain
         nuts_chain_loop_next_1: object  # [batch] int64: loop_next_1 of nuts_chain
         nuts_chain_num_burnin: object  # [batch] int64: num_burnin of nuts_chain
@@ -277,7 +277,7 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         build_tree_tree_leapfrogs: object  # [depth, batch] int64: saved build_tree_tree_leapfrogs
         # fmt: on
 
-    NUTS_CHAIN_HALT = 15
+    NUTS_CHAIN_HALT = 14
     # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 8 x n, build_tree_tree_minus_r 8 x n, build_tree_tree_minus_grad 8 x n, build_tree_tree_plus_x 8 x n, build_tree_tree_plus_r 8 x n, build_tree_tree_plus_grad 8 x n, build_tree_tree_sample_x 8 x n, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 8 x n, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
 
     def nuts_chain_stack_bytes(*, size_n, size_m):
@@ -287,14 +287,36 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:157  for _ in range(num_burnin):
         active = state.pc == 0
         num_burnin = state.nuts_chain_num_burnin
+        num_results = state.nuts_chain_num_results
+        range_2 = state.nuts_chain_range_2
+        t_next_1 = state.nuts_chain_t_next_1
+        in_range_2 = state.nuts_chain_in_range_2
         range_1 = num_burnin
         range_1 = rt.select(active, range_1, state.nuts_chain_range_1)
         loop_next_1 = rt.spread(active, 0)
         in_range_1 = loop_next_1 < range_1
-        pc = rt.choose(in_range_1, 1, 3)
+        in_range_1_test1 = in_range_1
+        # examples/nuts.py:161  for t in range(num_results):
+        range_2_arm1 = num_results
+        t_next_1_arm1 = rt.spread(active, 0)
+        in_range_2_arm1 = t_next_1_arm1 < range_2_arm1
+        # examples/nuts.py:157  for _ in range(num_burnin):
+        range_2 = rt.where(in_range_1_test1, range_2, range_2_arm1)
+        t_next_1 = rt.where(in_range_1_test1, t_next_1, t_next_1_arm1)
+        in_range_2 = rt.where(in_range_1_test1, in_range_2, in_range_2_arm1)
+        in_range_2 = rt.select(active, in_range_2, state.nuts_chain_in_range_2)
+        pc = rt.choose(in_range_1_test1, 1, rt.choose(in_range_2, 3, 5))
         pc = rt.select(active, pc, state.pc)
-        state = rt.select_fields(active, state, nuts_chain_loop_next_1=loop_next_1)
-        state = state._replace(pc=pc, nuts_chain_range_1=range_1)
+        state = rt.select_fields(
+            active,
+            state,
+            nuts_chain_loop_next_1=loop_next_1,
+            nuts_chain_range_2=range_2,
+            nuts_chain_t_next_1=t_next_1,
+        )
+        state = state._replace(
+            pc=pc, nuts_chain_range_1=range_1, nuts_chain_in_range_2=in_range_2
+        )
         return (state, rt.stack_writes(stacks))
 
     def nuts_chain_block_1(state, stacks):
@@ -312,7 +334,7 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 2, active
         )
-        pc = 7
+        pc = 6
         pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         pc = rt.select(overflow_1, NUTS_CHAIN_HALT, pc)
@@ -339,6 +361,10 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_return = state.nuts_step_return
         loop_next_1 = state.nuts_chain_loop_next_1
         range_1 = state.nuts_chain_range_1
+        num_results = state.nuts_chain_num_results
+        range_2 = state.nuts_chain_range_2
+        t_next_1 = state.nuts_chain_t_next_1
+        in_range_2 = state.nuts_chain_in_range_2
         step = nuts_step_return
         # examples/nuts.py:159  point = step.point
         point = step.point
@@ -346,7 +372,17 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         counter = step.counter
         # examples/nuts.py:157  for _ in range(num_burnin):
         in_range_1 = loop_next_1 < range_1
-        pc = rt.choose(in_range_1, 1, 3)
+        in_range_1_test2 = in_range_1
+        # examples/nuts.py:161  for t in range(num_results):
+        range_2_arm2 = num_results
+        t_next_1_arm2 = rt.spread(active, 0)
+        in_range_2_arm2 = t_next_1_arm2 < range_2_arm2
+        # examples/nuts.py:157  for _ in range(num_burnin):
+        range_2 = rt.where(in_range_1_test2, range_2, range_2_arm2)
+        t_next_1 = rt.where(in_range_1_test2, t_next_1, t_next_1_arm2)
+        in_range_2 = rt.where(in_range_1_test2, in_range_2, in_range_2_arm2)
+        in_range_2 = rt.select(active, in_range_2, state.nuts_chain_in_range_2)
+        pc = rt.choose(in_range_1_test2, 1, rt.choose(in_range_2, 3, 5))
         pc = rt.select(active, pc, state.pc)
         state = rt.select_fields(
             active,
@@ -355,26 +391,15 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
             nuts_chain_point_log_prob=point[1],
             nuts_chain_point_grad=point[2],
             nuts_chain_counter=counter,
+            nuts_chain_range_2=range_2,
+            nuts_chain_t_next_1=t_next_1,
         )
-        return (state._replace(pc=pc), rt.stack_writes(stacks))
-
-    def nuts_chain_block_3(state, stacks):
-        # examples/nuts.py:161  for t in range(num_results):
-        active = state.pc == 3
-        num_results = state.nuts_chain_num_results
-        range_2 = num_results
-        range_2 = rt.select(active, range_2, state.nuts_chain_range_2)
-        t_next_1 = rt.spread(active, 0)
-        in_range_2 = t_next_1 < range_2
-        pc = rt.choose(in_range_2, 4, 6)
-        pc = rt.select(active, pc, state.pc)
-        state = rt.select_fields(active, state, nuts_chain_t_next_1=t_next_1)
-        state = state._replace(pc=pc, nuts_chain_range_2=range_2)
+        state = state._replace(pc=pc, nuts_chain_in_range_2=in_range_2)
         return (state, rt.stack_writes(stacks))
 
-    def nuts_chain_block_4(state, stacks):
+    def nuts_chain_block_3(state, stacks):
         # examples/nuts.py:162  step = nuts_step(point, seed, counter)
-        active = state.pc == 4
+        active = state.pc == 3
         t_next_1 = state.nuts_chain_t_next_1
         point = state.nuts_chain_point
         seed = state.nuts_chain_seed
@@ -385,9 +410,9 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
         # examples/nuts.py:162  step = nuts_step(point, seed, counter)
         return_sp, returns_write, overflow_1 = rt.push(
-            stacks.returns, state.return_sp, 5, active
+            stacks.returns, state.return_sp, 4, active
         )
-        pc = 7
+        pc = 6
         pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         pc = rt.select(overflow_1, NUTS_CHAIN_HALT, pc)
@@ -405,13 +430,13 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         state = state._replace(
             pc=pc,
             return_sp=return_sp,
-            overflow_at=rt.select(overflow_1, 4, state.overflow_at),
+            overflow_at=rt.select(overflow_1, 3, state.overflow_at),
         )
         return (state, rt.stack_writes(stacks, returns=returns_write))
 
-    def nuts_chain_block_5(state, stacks):
+    def nuts_chain_block_4(state, stacks):
         # examples/nuts.py:162  step = nuts_step(point, seed, counter)
-        active = state.pc == 5
+        active = state.pc == 4
         nuts_step_return = state.nuts_step_return
         draws = state.nuts_chain_draws
         t = state.nuts_chain_t
@@ -447,7 +472,8 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         )
         # examples/nuts.py:161  for t in range(num_results):
         in_range_2 = t_next_1 < range_2
-        pc = rt.choose(in_range_2, 4, 6)
+        in_range_2 = rt.select(active, in_range_2, state.nuts_chain_in_range_2)
+        pc = rt.choose(in_range_2, 3, 5)
         pc = rt.select(active, pc, state.pc)
         # examples that indexed out of range or raised stop here; the caller raises
         fault = fault_1 | fault_2 | fault_3 | fault_4
@@ -466,6 +492,7 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
             nuts_chain_leapfrogs=leapfrogs,
             nuts_chain_depths=depths,
             nuts_chain_accepts=accepts,
+            nuts_chain_in_range_2=in_range_2,
             index_error_at=rt.select(
                 fault_1,
                 0,
@@ -478,9 +505,9 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         )
         return (state, rt.stack_writes(stacks))
 
-    def nuts_chain_block_6(state, stacks):
+    def nuts_chain_block_5(state, stacks):
         # examples/nuts.py:169  return Chain(point, counter, draws, leapfrogs, depths, accepts)
-        active = state.pc == 6
+        active = state.pc == 5
         point = state.nuts_chain_point
         counter = state.nuts_chain_counter
         draws = state.nuts_chain_draws
@@ -507,9 +534,9 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         )
         return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
-    def nuts_chain_block_7(state, stacks):
+    def nuts_chain_block_6(state, stacks):
         # examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
-        active = state.pc == 7
+        active = state.pc == 6
         seed = state.nuts_step_seed
         counter = state.nuts_step_counter
         point = Point(
@@ -544,7 +571,7 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
         and__2 = rt.where(going, and__1, going)
-        pc = rt.choose(and__2, 8, 10)
+        pc = rt.choose(and__2, 7, 9)
         pc = rt.select(active, pc, state.pc)
         state = rt.select_fields(
             active,
@@ -567,9 +594,9 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         )
         return (state._replace(pc=pc, nuts_step_joint0=joint0), rt.stack_writes(stacks))
 
-    def nuts_chain_block_8(state, stacks):
+    def nuts_chain_block_7(state, stacks):
         # examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
-        active = state.pc == 8
+        active = state.pc == 7
         seed = state.nuts_step_seed
         counter = state.nuts_step_counter
         minus = state.nuts_step_minus
@@ -604,9 +631,9 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         build_tree_cond_1 = build_tree_depth == 0
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
         return_sp, returns_write, overflow_1 = rt.push(
-            stacks.returns, state.return_sp, 9, active
+            stacks.returns, state.return_sp, 8, active
         )
-        pc = rt.choose(build_tree_cond_1, 11, 12)
+        pc = rt.choose(build_tree_cond_1, 10, 11)
         pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         pc = rt.select(overflow_1, NUTS_CHAIN_HALT, pc)
@@ -627,13 +654,13 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
             pc=pc,
             nuts_step_direction=direction,
             return_sp=return_sp,
-            overflow_at=rt.select(overflow_1, 8, state.overflow_at),
+            overflow_at=rt.select(overflow_1, 7, state.overflow_at),
         )
         return (state, rt.stack_writes(stacks, returns=returns_write))
 
-    def nuts_chain_block_9(state, stacks):
+    def nuts_chain_block_8(state, stacks):
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        active = state.pc == 9
+        active = state.pc == 8
         build_tree_return = state.build_tree_return
         leapfrogs = state.nuts_step_leapfrogs
         accept = state.nuts_step_accept
@@ -697,7 +724,7 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
         and__2 = rt.where(going, and__1, going)
-        pc = rt.choose(and__2, 8, 10)
+        pc = rt.choose(and__2, 7, 9)
         pc = rt.select(active, pc, state.pc)
         state = rt.select_fields(
             active,
@@ -718,9 +745,9 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         )
         return (state._replace(pc=pc, nuts_step_depth=depth), rt.stack_writes(stacks))
 
-    def nuts_chain_block_10(state, stacks):
+    def nuts_chain_block_9(state, stacks):
         # examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
-        active = state.pc == 10
+        active = state.pc == 9
         sample = state.nuts_step_sample
         counter = state.nuts_step_counter
         leapfrogs = state.nuts_step_leapfrogs
@@ -761,9 +788,9 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         )
         return (state, rt.stack_writes(stacks))
 
-    def nuts_chain_block_11(state, stacks):
+    def nuts_chain_block_10(state, stacks):
         # examples/nuts.py:83  eps = direction * step_size
-        active = state.pc == 11
+        active = state.pc == 10
         direction = state.build_tree_direction
         edge = state.build_tree_edge
         log_slice = state.build_tree_log_slice
@@ -834,9 +861,9 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         )
         return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
-    def nuts_chain_block_12(state, stacks):
+    def nuts_chain_block_11(state, stacks):
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        active = state.pc == 12
+        active = state.pc == 11
         depth = state.build_tree_depth
         joint0 = state.build_tree_joint0
         log_slice = state.build_tree_log_slice
@@ -860,9 +887,9 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         cond_1 = depth == 0
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
         return_sp, returns_write, overflow_2 = rt.push(
-            stacks.returns, state.return_sp, 13, active
+            stacks.returns, state.return_sp, 12, active
         )
-        pc = rt.choose(cond_1, 11, 12)
+        pc = rt.choose(cond_1, 10, 11)
         pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1 | overflow_2
@@ -883,13 +910,13 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         state = state._replace(
             pc=pc,
             return_sp=return_sp,
-            overflow_at=rt.select(overflow, 12, state.overflow_at),
+            overflow_at=rt.select(overflow, 11, state.overflow_at),
         )
         return (state, rt.stack_writes(stacks, **saved_1, returns=returns_write))
 
-    def nuts_chain_block_13(state, stacks):
+    def nuts_chain_block_12(state, stacks):
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        active = state.pc == 13
+        active = state.pc == 12
         build_tree_return = state.build_tree_return
         joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
         log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
@@ -950,9 +977,9 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
             NUTS_CHAIN_HALT,
         )
         return_sp, returns_write, overflow_2 = rt.push(
-            stacks.returns, return_sp, 14, going
+            stacks.returns, return_sp, 13, going
         )
-        pc = rt.choose(cond_1, 11, 12)
+        pc = rt.choose(cond_1, 10, 11)
         pc = rt.where(going, pc, returned_pc)
         pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
@@ -994,13 +1021,13 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         state = state._replace(
             pc=pc,
             return_sp=return_sp,
-            overflow_at=rt.select(overflow, 13, state.overflow_at),
+            overflow_at=rt.select(overflow, 12, state.overflow_at),
         )
         return (state, rt.stack_writes(stacks, **saved_1, returns=returns_write))
 
-    def nuts_chain_block_14(state, stacks):
+    def nuts_chain_block_13(state, stacks):
         # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        active = state.pc == 14
+        active = state.pc == 13
         build_tree_return = state.build_tree_return
         direction = rt.read(stacks.build_tree_direction, state.return_sp)
         seed = rt.read(stacks.build_tree_seed, state.return_sp)
@@ -1127,57 +1154,58 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         nuts_chain_block_11,
         nuts_chain_block_12,
         nuts_chain_block_13,
-        nuts_chain_block_14,
     )
     # per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
     NUTS_CHAIN_WRITES = (
-        "pc nuts_chain_range_1 nuts_chain_loop_next_1",  # block 0
+        "pc nuts_chain_range_1 nuts_chain_loop_next_1 nuts_chain_range_2 "
+        "nuts_chain_t_next_1 nuts_chain_in_range_2",  # block 0
         "pc nuts_chain_loop_next_1 nuts_step_point_x nuts_step_point_log_prob "
         "nuts_step_point_grad nuts_step_seed nuts_step_counter return_sp "
         "overflow_at | returns",  # block 1
         "pc nuts_chain_point_x nuts_chain_point_log_prob nuts_chain_point_grad "
-        "nuts_chain_counter",  # block 2
-        "pc nuts_chain_range_2 nuts_chain_t_next_1",  # block 3
+        "nuts_chain_counter nuts_chain_range_2 nuts_chain_t_next_1 "
+        "nuts_chain_in_range_2",  # block 2
         "pc nuts_chain_t nuts_chain_t_next_1 nuts_step_point_x "
         "nuts_step_point_log_prob nuts_step_point_grad nuts_step_seed "
-        "nuts_step_counter return_sp overflow_at | returns",  # block 4
+        "nuts_step_counter return_sp overflow_at | returns",  # block 3
         "pc nuts_chain_point_x nuts_chain_point_log_prob nuts_chain_point_grad "
         "nuts_chain_counter nuts_chain_draws nuts_chain_leapfrogs "
-        "nuts_chain_depths nuts_chain_accepts index_error_at",  # block 5
+        "nuts_chain_depths nuts_chain_accepts nuts_chain_in_range_2 "
+        "index_error_at",  # block 4
         "pc nuts_chain_return_point_x nuts_chain_return_point_log_prob "
         "nuts_chain_return_point_grad nuts_chain_return_counter "
         "nuts_chain_return_draws nuts_chain_return_leapfrogs "
-        "nuts_chain_return_depths nuts_chain_return_accepts return_sp",  # block 6
+        "nuts_chain_return_depths nuts_chain_return_accepts return_sp",  # block 5
         "pc nuts_step_joint0 nuts_step_log_slice nuts_step_counter "
         "nuts_step_minus_x nuts_step_minus_r nuts_step_minus_grad "
         "nuts_step_plus_x nuts_step_plus_r nuts_step_plus_grad nuts_step_sample_x "
         "nuts_step_sample_log_prob nuts_step_sample_grad nuts_step_size "
-        "nuts_step_depth nuts_step_leapfrogs nuts_step_accept",  # block 7
+        "nuts_step_depth nuts_step_leapfrogs nuts_step_accept",  # block 6
         "pc nuts_step_direction build_tree_edge_x build_tree_edge_r "
         "build_tree_edge_grad build_tree_joint0 build_tree_log_slice "
         "build_tree_direction build_tree_depth build_tree_seed build_tree_counter "
-        "return_sp overflow_at | returns",  # block 8
+        "return_sp overflow_at | returns",  # block 7
         "pc nuts_step_counter nuts_step_leapfrogs nuts_step_accept "
         "nuts_step_minus_x nuts_step_minus_r nuts_step_minus_grad "
         "nuts_step_plus_x nuts_step_plus_r nuts_step_plus_grad nuts_step_sample_x "
         "nuts_step_sample_log_prob nuts_step_sample_grad nuts_step_size "
-        "nuts_step_depth",  # block 9
+        "nuts_step_depth",  # block 8
         "pc nuts_step_return_point_x nuts_step_return_point_log_prob "
         "nuts_step_return_point_grad nuts_step_return_counter "
         "nuts_step_return_leapfrogs nuts_step_return_depth "
-        "nuts_step_return_accept return_sp index_error_at",  # block 10
+        "nuts_step_return_accept return_sp index_error_at",  # block 9
         "pc build_tree_return_minus_x build_tree_return_minus_r "
         "build_tree_return_minus_grad build_tree_return_plus_x "
         "build_tree_return_plus_r build_tree_return_plus_grad "
         "build_tree_return_sample_x build_tree_return_sample_log_prob "
         "build_tree_return_sample_grad build_tree_return_size "
         "build_tree_return_ok build_tree_return_accept build_tree_return_counter "
-        "build_tree_return_leapfrogs return_sp",  # block 11
+        "build_tree_return_leapfrogs return_sp",  # block 10
         "pc build_tree_edge_x build_tree_edge_r build_tree_edge_grad "
         "build_tree_joint0 build_tree_log_slice build_tree_direction "
         "build_tree_depth build_tree_seed build_tree_counter return_sp "
         "overflow_at | build_tree_joint0 build_tree_log_slice "
-        "build_tree_direction build_tree_depth build_tree_seed returns",  # block 12
+        "build_tree_direction build_tree_depth build_tree_seed returns",  # block 11
         "pc build_tree_joint0 build_tree_log_slice build_tree_direction "
         "build_tree_depth build_tree_seed build_tree_tree_sample_log_prob "
         "build_tree_tree_size build_tree_tree_ok build_tree_tree_accept "
@@ -1196,7 +1224,7 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         "build_tree_tree_sample_x build_tree_tree_sample_log_prob "
         "build_tree_tree_sample_grad build_tree_tree_size build_tree_tree_ok "
         "build_tree_tree_accept build_tree_tree_counter build_tree_tree_leapfrogs "
-        "returns",  # block 13
+        "returns",  # block 12
         "pc build_tree_direction build_tree_seed build_tree_tree_sample_log_prob "
         "build_tree_tree_size build_tree_tree_ok build_tree_tree_accept "
         "build_tree_tree_counter build_tree_tree_leapfrogs build_tree_counter "
@@ -1206,13 +1234,12 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         "build_tree_return_sample_x build_tree_return_sample_log_prob "
         "build_tree_return_sample_grad build_tree_return_size "
         "build_tree_return_ok build_tree_return_accept build_tree_return_counter "
-        "build_tree_return_leapfrogs return_sp",  # block 14
+        "build_tree_return_leapfrogs return_sp",  # block 13
     )
     NUTS_CHAIN_BLOCK_LINES = (
         "in nuts_chain at examples/nuts.py:157: for _ in range(num_burnin):",
         "in nuts_chain at examples/nuts.py:158: step = nuts_step(point, seed, counter)",
         "in nuts_chain at examples/nuts.py:158: step = nuts_step(point, seed, counter)",
-        "in nuts_chain at examples/nuts.py:161: for t in range(num_results):",
         "in nuts_chain at examples/nuts.py:162: step = nuts_step(point, seed, counter)",
         "in nuts_chain at examples/nuts.py:162: step = nuts_step(point, seed, counter)",
         "in nuts_chain at examples/nuts.py:169: return Chain(point, counter, draws, leapfrogs, depths, accepts)",
@@ -1297,6 +1324,7 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
             nuts_chain_counter=counter,
             nuts_chain_depths=depths,
             nuts_chain_draws=draws,
+            nuts_chain_in_range_2=rt.zeros([batch], (), "bool"),
             nuts_chain_leapfrogs=leapfrogs,
             nuts_chain_loop_next_1=rt.zeros([batch], (), "int64"),
             nuts_chain_num_burnin=num_burnin,

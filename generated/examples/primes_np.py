@@ -5,9 +5,9 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=9513b1251e34da0293e86bc4ee4a4b488ad4165e5f562d2c038649b0aa3ec400
-# autobatch: inputs-sha256=3243ad115ad5073006bdaa181778105ca5d7c88dd8e4b056db263a7ae06ef9cb
-# autobatch: body-sha256=f98f3ef540b0c4aebe3030f674883ec82dda8bccf873af4530f12ef848835759
+# autobatch: source-sha256=1642e8fd0326e5ea4a72d66e0d1034ec8fe130c0d41fdac4d9fa8a799d11755c
+# autobatch: inputs-sha256=1876ef831c0209213f340a3932d24b587f7b4a8c3a62d6423cabeb6278800f7f
+# autobatch: body-sha256=7f4808fb7753a5051b4b4665b30244afc7607a6a7e911b80cb35f04aee4548d7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.
 
@@ -21,9 +21,8 @@ count_primes_below(int64[]):
   block 3   examples/primes.py:25  is_prime = True
   block 4   examples/primes.py:28  if k % d == 0:
   block 5   examples/primes.py:29  is_prime = False
-  block 6   examples/primes.py:31  d += 2
-  block 7   examples/primes.py:32  if is_prime:
-  block 8   examples/primes.py:34  return count
+  block 6   examples/primes.py:32  if is_prime:
+  block 7   examples/primes.py:34  return count
 first_multiple_of_seven(int64[], int64[]):
   block 0   examples/primes.py:40  for k in range(1, limit):
   block 1   examples/primes.py:41  if k * n % 7 == 0:
@@ -67,8 +66,11 @@ class CountPrimesBelowState(typing.NamedTuple):
     pc: object  # [batch] int32: the block each example runs next (COUNT_PRIMES_BELOW_HALT once it has returned)
     return_sp: object  # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
     count_primes_below_count: object  # [batch] int64: count of count_primes_below
+    count_primes_below_count_arm1: object  # [batch] int64: count_arm1 of count_primes_below
     count_primes_below_d: object  # [batch] int64: d of count_primes_below
+    count_primes_below_in_range_1: object  # [batch] bool: in_range_1 of count_primes_below
     count_primes_below_is_prime: object  # [batch] bool: is_prime of count_primes_below
+    count_primes_below_is_prime_test1: object  # [batch] bool: is_prime_test1 of count_primes_below
     count_primes_below_k: object  # [batch] int64: k of count_primes_below
     count_primes_below_k_next_1: object  # [batch] int64: k_next_1 of count_primes_below
     count_primes_below_n: object  # [batch] int64: n of count_primes_below
@@ -87,7 +89,7 @@ class CountPrimesBelowStacks(typing.NamedTuple):
     # fmt: on
 
 
-COUNT_PRIMES_BELOW_HALT = 9
+COUNT_PRIMES_BELOW_HALT = 8
 # bytes one example stacks per level of recursion (return address 4): the stacks take max_stack_depth x batch x this
 COUNT_PRIMES_BELOW_STACK_BYTES = 4
 
@@ -102,7 +104,16 @@ def count_primes_below_block_0(state, stacks):
     range_1 = rt.select(active, range_1, state.count_primes_below_range_1)
     k_next_1 = rt.spread(active, 2)
     in_range_1 = k_next_1 < range_1
-    pc = rt.choose(in_range_1, 1, 8)
+    in_range_1 = rt.select(active, in_range_1, state.count_primes_below_in_range_1)
+    k = k_next_1
+    k = rt.select(active, k, state.count_primes_below_k)
+    k_next_1 = k_next_1 + 1
+    # examples/primes.py:23  if k > 2 and k % 2 == 0:
+    and__1 = k > 2
+    and__2 = k % 2 == 0
+    and__3 = rt.where(and__1, and__2, and__1)
+    # examples/primes.py:22  for k in range(2, n):
+    pc = rt.choose(in_range_1, rt.choose(and__3, 2, 3), 7)
     pc = rt.select(active, pc, state.pc)
     state = rt.select_fields(
         active,
@@ -110,7 +121,12 @@ def count_primes_below_block_0(state, stacks):
         count_primes_below_count=count,
         count_primes_below_k_next_1=k_next_1,
     )
-    state = state._replace(pc=pc, count_primes_below_range_1=range_1)
+    state = state._replace(
+        pc=pc,
+        count_primes_below_range_1=range_1,
+        count_primes_below_in_range_1=in_range_1,
+        count_primes_below_k=k,
+    )
     return (state, rt.stack_writes(stacks))
 
 
@@ -126,9 +142,22 @@ def count_primes_below_block_1(state, stacks):
     and__1 = k > 2
     and__2 = k % 2 == 0
     and__3 = rt.where(and__1, and__2, and__1)
-    pc = rt.choose(and__3, 2, 3)
+    # examples/primes.py:25  is_prime = True
+    is_prime = rt.spread(active, True)
+    # examples/primes.py:26  d = 3
+    d = rt.spread(active, 3)
+    # examples/primes.py:27  while d * d <= k:
+    cond_1 = d * d <= k
+    # examples/primes.py:23  if k > 2 and k % 2 == 0:
+    pc = rt.choose(and__3, 2, rt.choose(cond_1, 4, 6))
     pc = rt.select(active, pc, state.pc)
-    state = rt.select_fields(active, state, count_primes_below_k_next_1=k_next_1)
+    state = rt.select_fields(
+        active,
+        state,
+        count_primes_below_k_next_1=k_next_1,
+        count_primes_below_is_prime=is_prime,
+        count_primes_below_d=d,
+    )
     return (state._replace(pc=pc, count_primes_below_k=k), rt.stack_writes(stacks))
 
 
@@ -139,26 +168,55 @@ def count_primes_below_block_2(state, stacks):
     range_1 = state.count_primes_below_range_1
     # examples/primes.py:22  for k in range(2, n):
     in_range_1 = k_next_1 < range_1
-    pc = rt.choose(in_range_1, 1, 8)
+    in_range_1 = rt.select(active, in_range_1, state.count_primes_below_in_range_1)
+    pc = rt.choose(in_range_1, 1, 7)
     pc = rt.select(active, pc, state.pc)
-    return (state._replace(pc=pc), rt.stack_writes(stacks))
+    state = state._replace(pc=pc, count_primes_below_in_range_1=in_range_1)
+    return (state, rt.stack_writes(stacks))
 
 
 def count_primes_below_block_3(state, stacks):
     # examples/primes.py:25  is_prime = True
     active = state.pc == 3
     k = state.count_primes_below_k
+    count = state.count_primes_below_count
+    k_next_1 = state.count_primes_below_k_next_1
+    range_1 = state.count_primes_below_range_1
+    is_prime_test1 = state.count_primes_below_is_prime_test1
+    count_arm1 = state.count_primes_below_count_arm1
+    in_range_1 = state.count_primes_below_in_range_1
     is_prime = rt.spread(active, True)
     # examples/primes.py:26  d = 3
     d = rt.spread(active, 3)
     # examples/primes.py:27  while d * d <= k:
     cond_1 = d * d <= k
-    pc = rt.choose(cond_1, 4, 7)
+    cond_1_test1 = cond_1
+    is_prime_test1_arm1 = is_prime
+    # examples/primes.py:33  count += 1
+    count_arm1_arm1 = count + 1
+    # examples/primes.py:32  if is_prime:
+    count_arm2 = rt.where(is_prime_test1_arm1, count_arm1_arm1, count)
+    # examples/primes.py:22  for k in range(2, n):
+    in_range_1_arm1 = k_next_1 < range_1
+    # examples/primes.py:27  while d * d <= k:
+    is_prime_test1 = rt.where(cond_1_test1, is_prime_test1, is_prime_test1_arm1)
+    count_arm1 = rt.where(cond_1_test1, count_arm1, count_arm1_arm1)
+    count = rt.where(cond_1_test1, count, count_arm2)
+    in_range_1 = rt.where(cond_1_test1, in_range_1, in_range_1_arm1)
+    in_range_1 = rt.select(active, in_range_1, state.count_primes_below_in_range_1)
+    pc = rt.choose(cond_1_test1, 4, rt.choose(in_range_1, 1, 7))
     pc = rt.select(active, pc, state.pc)
     state = rt.select_fields(
-        active, state, count_primes_below_is_prime=is_prime, count_primes_below_d=d
+        active,
+        state,
+        count_primes_below_is_prime=is_prime,
+        count_primes_below_d=d,
+        count_primes_below_is_prime_test1=is_prime_test1,
+        count_primes_below_count_arm1=count_arm1,
+        count_primes_below_count=count,
     )
-    return (state._replace(pc=pc), rt.stack_writes(stacks))
+    state = state._replace(pc=pc, count_primes_below_in_range_1=in_range_1)
+    return (state, rt.stack_writes(stacks))
 
 
 def count_primes_below_block_4(state, stacks):
@@ -168,12 +226,20 @@ def count_primes_below_block_4(state, stacks):
     d = state.count_primes_below_d
     fault_1 = rt.python_error(active, "ZeroDivisionError", "divide", d)
     cond_2 = k % rt.py_divisor(d) == 0
-    pc = rt.choose(cond_2, 5, 6)
+    # examples/primes.py:31  d += 2
+    d = d + 2
+    d = rt.select(active, d, state.count_primes_below_d)
+    # examples/primes.py:27  while d * d <= k:
+    cond_1 = d * d <= k
+    # examples/primes.py:28  if k % d == 0:
+    pc = rt.choose(cond_2, 5, rt.choose(cond_1, 4, 6))
     pc = rt.select(active, pc, state.pc)
     # examples that indexed out of range or raised stop here; the caller raises
     pc = rt.select(fault_1, COUNT_PRIMES_BELOW_HALT, pc)
     state = state._replace(
-        pc=pc, index_error_at=rt.select(fault_1, 0, state.index_error_at)
+        pc=pc,
+        count_primes_below_d=d,
+        index_error_at=rt.select(fault_1, 0, state.index_error_at),
     )
     return (state, rt.stack_writes(stacks))
 
@@ -183,29 +249,15 @@ def count_primes_below_block_5(state, stacks):
     active = state.pc == 5
     is_prime = rt.spread(active, False)
     # examples/primes.py:30  break
-    pc = 7
+    pc = 6
     pc = rt.select(active, pc, state.pc)
     state = rt.select_fields(active, state, count_primes_below_is_prime=is_prime)
     return (state._replace(pc=pc), rt.stack_writes(stacks))
 
 
 def count_primes_below_block_6(state, stacks):
-    # examples/primes.py:31  d += 2
-    active = state.pc == 6
-    d = state.count_primes_below_d
-    k = state.count_primes_below_k
-    d = d + 2
-    d = rt.select(active, d, state.count_primes_below_d)
-    # examples/primes.py:27  while d * d <= k:
-    cond_1 = d * d <= k
-    pc = rt.choose(cond_1, 4, 7)
-    pc = rt.select(active, pc, state.pc)
-    return (state._replace(pc=pc, count_primes_below_d=d), rt.stack_writes(stacks))
-
-
-def count_primes_below_block_7(state, stacks):
     # examples/primes.py:32  if is_prime:
-    active = state.pc == 7
+    active = state.pc == 6
     is_prime = state.count_primes_below_is_prime
     count = state.count_primes_below_count
     k_next_1 = state.count_primes_below_k_next_1
@@ -213,19 +265,31 @@ def count_primes_below_block_7(state, stacks):
     is_prime_test1 = is_prime
     # examples/primes.py:33  count += 1
     count_arm1 = count + 1
+    count_arm1 = rt.select(active, count_arm1, state.count_primes_below_count_arm1)
     # examples/primes.py:32  if is_prime:
     count = rt.where(is_prime_test1, count_arm1, count)
     # examples/primes.py:22  for k in range(2, n):
     in_range_1 = k_next_1 < range_1
-    pc = rt.choose(in_range_1, 1, 8)
+    in_range_1 = rt.select(active, in_range_1, state.count_primes_below_in_range_1)
+    pc = rt.choose(in_range_1, 1, 7)
     pc = rt.select(active, pc, state.pc)
-    state = rt.select_fields(active, state, count_primes_below_count=count)
-    return (state._replace(pc=pc), rt.stack_writes(stacks))
+    state = rt.select_fields(
+        active,
+        state,
+        count_primes_below_is_prime_test1=is_prime_test1,
+        count_primes_below_count=count,
+    )
+    state = state._replace(
+        pc=pc,
+        count_primes_below_count_arm1=count_arm1,
+        count_primes_below_in_range_1=in_range_1,
+    )
+    return (state, rt.stack_writes(stacks))
 
 
-def count_primes_below_block_8(state, stacks):
+def count_primes_below_block_7(state, stacks):
     # examples/primes.py:34  return count
-    active = state.pc == 8
+    active = state.pc == 7
     count = state.count_primes_below_count
     count_primes_below_return = count
     pc, return_sp = rt.pop_return(
@@ -247,20 +311,25 @@ COUNT_PRIMES_BELOW_BLOCKS = (
     count_primes_below_block_5,
     count_primes_below_block_6,
     count_primes_below_block_7,
-    count_primes_below_block_8,
 )
+# blocks that may run again at once: a loop body that tests itself
+COUNT_PRIMES_BELOW_LOOPING_BLOCKS = (4,)
 # per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 COUNT_PRIMES_BELOW_WRITES = (
     "pc count_primes_below_count count_primes_below_range_1 "
-    "count_primes_below_k_next_1",  # block 0
-    "pc count_primes_below_k count_primes_below_k_next_1",  # block 1
-    "pc",  # block 2
-    "pc count_primes_below_is_prime count_primes_below_d",  # block 3
-    "pc index_error_at",  # block 4
+    "count_primes_below_k_next_1 count_primes_below_in_range_1 "
+    "count_primes_below_k",  # block 0
+    "pc count_primes_below_k count_primes_below_k_next_1 "
+    "count_primes_below_is_prime count_primes_below_d",  # block 1
+    "pc count_primes_below_in_range_1",  # block 2
+    "pc count_primes_below_is_prime count_primes_below_d "
+    "count_primes_below_is_prime_test1 count_primes_below_count_arm1 "
+    "count_primes_below_count count_primes_below_in_range_1",  # block 3
+    "pc count_primes_below_d index_error_at",  # block 4
     "pc count_primes_below_is_prime",  # block 5
-    "pc count_primes_below_d",  # block 6
-    "pc count_primes_below_count",  # block 7
-    "pc count_primes_below_return return_sp",  # block 8
+    "pc count_primes_below_is_prime_test1 count_primes_below_count_arm1 "
+    "count_primes_below_count count_primes_below_in_range_1",  # block 6
+    "pc count_primes_below_return return_sp",  # block 7
 )
 COUNT_PRIMES_BELOW_BLOCK_LINES = (
     "in count_primes_below at examples/primes.py:21: count = 0",
@@ -269,7 +338,6 @@ COUNT_PRIMES_BELOW_BLOCK_LINES = (
     "in count_primes_below at examples/primes.py:25: is_prime = True",
     "in count_primes_below at examples/primes.py:28: if k % d == 0:",
     "in count_primes_below at examples/primes.py:29: is_prime = False",
-    "in count_primes_below at examples/primes.py:31: d += 2",
     "in count_primes_below at examples/primes.py:32: if is_prime:",
     "in count_primes_below at examples/primes.py:34: return count",
 )
@@ -286,8 +354,11 @@ def count_primes_below_program(n, max_stack_depth, **limits):
         pc=rt.zeros([batch], (), "int32"),
         return_sp=rt.zeros([batch], (), "int32"),
         count_primes_below_count=rt.zeros([batch], (), "int64"),
+        count_primes_below_count_arm1=rt.zeros([batch], (), "int64"),
         count_primes_below_d=rt.zeros([batch], (), "int64"),
+        count_primes_below_in_range_1=rt.zeros([batch], (), "bool"),
         count_primes_below_is_prime=rt.zeros([batch], (), "bool"),
+        count_primes_below_is_prime_test1=rt.zeros([batch], (), "bool"),
         count_primes_below_k=rt.zeros([batch], (), "int64"),
         count_primes_below_k_next_1=rt.zeros([batch], (), "int64"),
         count_primes_below_n=n,
@@ -302,7 +373,7 @@ def count_primes_below_program(n, max_stack_depth, **limits):
         state,
         stacks,
         COUNT_PRIMES_BELOW_BLOCKS,
-        (),
+        COUNT_PRIMES_BELOW_LOOPING_BLOCKS,
         COUNT_PRIMES_BELOW_WRITES,
         **limits
     )
@@ -373,14 +444,23 @@ def first_multiple_of_seven_block_0(state, stacks):
     # examples/primes.py:40  for k in range(1, limit):
     active = state.pc == 0
     limit = state.first_multiple_of_seven_limit
+    n = state.first_multiple_of_seven_n
     range_1 = limit
     range_1 = rt.select(active, range_1, state.first_multiple_of_seven_range_1)
     k_next_1 = rt.spread(active, 1)
     in_range_1 = k_next_1 < range_1
-    pc = rt.choose(in_range_1, 1, 4)
+    k = k_next_1
+    k = rt.select(active, k, state.first_multiple_of_seven_k)
+    k_next_1 = k_next_1 + 1
+    # examples/primes.py:41  if k * n % 7 == 0:
+    cond_1 = k * n % 7 == 0
+    # examples/primes.py:40  for k in range(1, limit):
+    pc = rt.choose(in_range_1, rt.choose(cond_1, 2, 3), 4)
     pc = rt.select(active, pc, state.pc)
     state = rt.select_fields(active, state, first_multiple_of_seven_k_next_1=k_next_1)
-    state = state._replace(pc=pc, first_multiple_of_seven_range_1=range_1)
+    state = state._replace(
+        pc=pc, first_multiple_of_seven_range_1=range_1, first_multiple_of_seven_k=k
+    )
     return (state, rt.stack_writes(stacks))
 
 
@@ -389,16 +469,22 @@ def first_multiple_of_seven_block_1(state, stacks):
     active = state.pc == 1
     k_next_1 = state.first_multiple_of_seven_k_next_1
     n = state.first_multiple_of_seven_n
+    range_1 = state.first_multiple_of_seven_range_1
     # examples/primes.py:40  for k in range(1, limit):
     k = k_next_1
     k = rt.select(active, k, state.first_multiple_of_seven_k)
     k_next_1 = k_next_1 + 1
+    k_next_1 = rt.select(active, k_next_1, state.first_multiple_of_seven_k_next_1)
     # examples/primes.py:41  if k * n % 7 == 0:
     cond_1 = k * n % 7 == 0
-    pc = rt.choose(cond_1, 2, 3)
+    # examples/primes.py:40  for k in range(1, limit):
+    in_range_1 = k_next_1 < range_1
+    # examples/primes.py:41  if k * n % 7 == 0:
+    pc = rt.choose(cond_1, 2, rt.choose(in_range_1, 1, 4))
     pc = rt.select(active, pc, state.pc)
-    state = rt.select_fields(active, state, first_multiple_of_seven_k_next_1=k_next_1)
-    state = state._replace(pc=pc, first_multiple_of_seven_k=k)
+    state = state._replace(
+        pc=pc, first_multiple_of_seven_k=k, first_multiple_of_seven_k_next_1=k_next_1
+    )
     return (state, rt.stack_writes(stacks))
 
 
@@ -459,9 +545,12 @@ FIRST_MULTIPLE_OF_SEVEN_BLOCKS = (
     first_multiple_of_seven_block_4,
     first_multiple_of_seven_block_5,
 )
+# blocks that may run again at once: a loop body that tests itself
+FIRST_MULTIPLE_OF_SEVEN_LOOPING_BLOCKS = (1,)
 # per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 FIRST_MULTIPLE_OF_SEVEN_WRITES = (
-    "pc first_multiple_of_seven_range_1 first_multiple_of_seven_k_next_1",  # block 0
+    "pc first_multiple_of_seven_range_1 first_multiple_of_seven_k_next_1 "
+    "first_multiple_of_seven_k",  # block 0
     "pc first_multiple_of_seven_k first_multiple_of_seven_k_next_1",  # block 1
     "pc first_multiple_of_seven_found",  # block 2
     "pc",  # block 3
@@ -499,7 +588,7 @@ def first_multiple_of_seven_program(n, limit, max_stack_depth, **limits):
         state,
         stacks,
         FIRST_MULTIPLE_OF_SEVEN_BLOCKS,
-        (),
+        FIRST_MULTIPLE_OF_SEVEN_LOOPING_BLOCKS,
         FIRST_MULTIPLE_OF_SEVEN_WRITES,
         **limits
     )
@@ -572,10 +661,16 @@ def smallest_factor_block_0(state, stacks):
     range_1 = rt.select(active, range_1, state.smallest_factor_range_1)
     d_next_1 = rt.spread(active, 2)
     in_range_1 = d_next_1 < range_1
-    pc = rt.choose(in_range_1, 1, 4)
+    d = d_next_1
+    d = rt.select(active, d, state.smallest_factor_d)
+    d_next_1 = d_next_1 + 1
+    # examples/primes.py:12  if d * d > n:
+    cond_1 = d * d > n
+    # examples/primes.py:11  for d in range(2, n):
+    pc = rt.choose(in_range_1, rt.choose(cond_1, 2, 3), 4)
     pc = rt.select(active, pc, state.pc)
     state = rt.select_fields(active, state, smallest_factor_d_next_1=d_next_1)
-    state = state._replace(pc=pc, smallest_factor_range_1=range_1)
+    state = state._replace(pc=pc, smallest_factor_range_1=range_1, smallest_factor_d=d)
     return (state, rt.stack_writes(stacks))
 
 
@@ -665,7 +760,7 @@ SMALLEST_FACTOR_BLOCKS = (
 )
 # per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 SMALLEST_FACTOR_WRITES = (
-    "pc smallest_factor_range_1 smallest_factor_d_next_1",  # block 0
+    "pc smallest_factor_range_1 smallest_factor_d_next_1 smallest_factor_d",  # block 0
     "pc smallest_factor_d smallest_factor_d_next_1",  # block 1
     "pc",  # block 2
     "pc smallest_factor_return return_sp index_error_at",  # block 3

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=173e4702f09bc6e2df3fe3e30bc6af59489dd69a1c1fc5ef7b480c267e5302aa
-# autobatch: inputs-sha256=c6e2294a56d94427b71340bbe4a00f46cdc6fc0a9fe0e135cf8e6b2c44a0729c
+# autobatch: source-sha256=0b73dc38d77238af6f3cc63253c6d23d233289f3455102fb78f13448e17580ab
+# autobatch: inputs-sha256=5ed67658a6bec97c4d72611a12ee5b536fa6c4f07f03599dcb0e1b8b5f0685fc
 # autobatch: body-sha256=967863f28aa2e236cc6fa2e99bb9204da852292a3762c2628ca8fbec8399625d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=668ff6878ae2a2c3e2bd03b1a61d90b282cd57f7f6cbde4fac2367609b8832ad
-# autobatch: inputs-sha256=4c0057c03b1c8366bdcc73347adaff52085029d6d5cc6d20af9895c7c76a214b
+# autobatch: source-sha256=b0adfee6544de9d922717aa03a6f7966d5b0bef8e098127de824a66a8f7d830c
+# autobatch: inputs-sha256=3b2b5a40c018b170442fa02011de981a7ccb88000626b1e527e6b67efb9862bf
 # autobatch: body-sha256=cb0373dd853e439732c6c5be2046a5e81572f560abbd2852bc373c8a0d546d23
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=a3cdf3d3fd62b7ef5aaef67fa76ce7b29c94ddf8d5ecfb17446cd40fe5fbdfe4
-# autobatch: inputs-sha256=8e76558f0545347309e8d3a231d9ccb283ea3f6c25b071928d98d2bbc6e01a84
+# autobatch: source-sha256=0a0e486feefe94d719eab31e98db0309dddd1e2d8c84443405144345c05a56a0
+# autobatch: inputs-sha256=c78d0a87e08a668c4c07cf16dc4f5912bff20a4c2fdbe18a0d9f0c49a562db6c
 # autobatch: body-sha256=9a27754ebbcf056943f4195d4f393b17523c6cd3f5bac5b74d4d1dc409f36cc0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

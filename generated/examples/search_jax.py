@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=847b5e67a6ce060df46f23c25ce7b3bbbec2d3783f84f883567b6c60b17975c9
-# autobatch: inputs-sha256=444fe9524e4c57ebb7346569d1e2de037d0d0c8d112973045b0ac93266d4225e
+# autobatch: source-sha256=171a186a1e00cd57737c08996070a6d58dacc50c8a8edd4b2e6b2cc5cca3df3f
+# autobatch: inputs-sha256=5310bbd85fb9a9a9616a34bc3f5dc94ccb2e127fdeb90dd32c0cdce78564be7b
 # autobatch: body-sha256=6c91182aff57774800649d345d0cab039b0b0787c001afcca3207853a4518d67
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

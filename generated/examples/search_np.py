@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=3e09afdac15ed58251db35e9114b778c55d39fec10a9e3b5af7048432d49e469
-# autobatch: inputs-sha256=3e934c214983509d6360fa6d8c06c3e2f6c6891a9b37ac7925a6b6b39bf02e43
+# autobatch: source-sha256=4889b599d3c0b39fd2444496e7a360938f91a52e53c0710b9bc33842dea233b8
+# autobatch: inputs-sha256=0dd71198578608d05aa57acfe70e5f0e054a31d22b27cca2b52ec021e60376d1
 # autobatch: body-sha256=d9465dd6c703882764a513b13a1adae20c61ea573cd1b038e7c073f2842a24d1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=32abe3abbe0f8493ae1f03a886f02b5d72ee0107b18458786c2e9ddcc4ff0805
-# autobatch: inputs-sha256=19fb3621101d24cc7d354076dc338e672aebe5890079ae1dab72842d423186fc
+# autobatch: source-sha256=bf6a455bf7af187a2608db345a6292ee1d8d4980230719b75b8dff9a76ca2087
+# autobatch: inputs-sha256=874576c8860d32107cfdf54ad83317aea276c983fbda05f21b84fb1710cb74ec
 # autobatch: body-sha256=e4c83d84a364d98a0ea749265a64cff6045f1c39091ef315fdb6f8e88492d7cd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

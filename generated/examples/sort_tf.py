@@ -5,9 +5,9 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=0b3526d31972d5c67433a5eb9b8e3a9f06b9bb08fd84e2b838d9d657017b2106
-# autobatch: inputs-sha256=0137dc1a5e5edd8b6a798539122845433df76d1bc3f6a09d8e92b2ea7a333ff0
-# autobatch: body-sha256=85893f930dccaabddbcc16e4ec374f748d4e8bef5fed893a1f13a68be36059cf
+# autobatch: source-sha256=65aa405cb3bc182fe79faf7541ac1357aa9755cc0d3c31fa68f1d4edca2eb3c9
+# autobatch: inputs-sha256=6b5f754bdb56d8a93495c8977bc9d3396d365f62f0c7b21e5116844f87e053c0
+# autobatch: body-sha256=8de0e716a73806ec3e662c101906ac0b8c8016e77dd0ed5a6c8cc976bb18a162
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.
 
@@ -24,10 +24,9 @@ insertion_sort(int64[n]):
   block 0   examples/sort.py:18  for i in range(1, len(v)):
   block 1   examples/sort.py:19  key = v[i]
   block 2   examples/sort.py:21  while j >= 0 and v[j] > key:
-  block 3   examples/sort.py:21  while j >= 0 and v[j] > key:
-  block 4   examples/sort.py:22  v[j + 1] = v[j]
-  block 5   examples/sort.py:24  v[j + 1] = key
-  block 6   examples/sort.py:25  return v
+  block 3   examples/sort.py:22  v[j + 1] = v[j]
+  block 4   examples/sort.py:24  v[j + 1] = key
+  block 5   examples/sort.py:25  return v
 """
 
 import typing
@@ -109,9 +108,11 @@ def histogram_block_1(state, stacks):
     i_next_1 = state.histogram_i_next_1
     xs = state.histogram_xs
     n = state.histogram_n
+    range_1 = state.histogram_range_1
     # examples/sort.py:33  for i in range(len(xs)):
     i = i_next_1
     i_next_1 = i_next_1 + 1
+    i_next_1 = rt.select(active, i_next_1, state.histogram_i_next_1)
     # examples/sort.py:34  b = xs[i]
     fault_1 = rt.index_fault(active, xs, (i,))
     b = rt.take(xs, (i,))
@@ -124,13 +125,18 @@ def histogram_block_1(state, stacks):
     compare_2 = b < operand_2
     compare_3 = rt.where(compare_1, compare_2, compare_1)
     and__2 = rt.where(and__1, compare_3, and__1)
-    pc = rt.choose(and__2, 2, 3)
+    # examples/sort.py:33  for i in range(len(xs)):
+    in_range_1 = i_next_1 < range_1
+    # examples/sort.py:35  if i < n and 0 <= b < 4:
+    pc = rt.choose(and__2, 2, rt.choose(in_range_1, 1, 4))
     pc = rt.select(active, pc, state.pc)
     # examples that indexed out of range or raised stop here; the caller raises
     pc = rt.select(fault_1, HISTOGRAM_HALT, pc)
-    state = rt.select_fields(active, state, histogram_i_next_1=i_next_1)
     state = state._replace(
-        pc=pc, histogram_b=b, index_error_at=rt.select(fault_1, 0, state.index_error_at)
+        pc=pc,
+        histogram_i_next_1=i_next_1,
+        histogram_b=b,
+        index_error_at=rt.select(fault_1, 0, state.index_error_at),
     )
     return (state, rt.stack_writes(stacks))
 
@@ -191,6 +197,8 @@ HISTOGRAM_BLOCKS = (
     histogram_block_3,
     histogram_block_4,
 )
+# blocks that may run again at once: a loop body that tests itself
+HISTOGRAM_LOOPING_BLOCKS = (1,)
 # per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 HISTOGRAM_WRITES = (
     "pc histogram_counts histogram_range_1 histogram_i_next_1",  # block 0
@@ -233,7 +241,12 @@ def histogram_program(xs, n, max_stack_depth, **limits):
     stack_shape = [max_stack_depth, batch]
     stacks = HistogramStacks(returns=rt.zeros(stack_shape, (), "int32"))
     state, stacks, counters = rt.run(
-        state, stacks, HISTOGRAM_BLOCKS, (), HISTOGRAM_WRITES, **limits
+        state,
+        stacks,
+        HISTOGRAM_BLOCKS,
+        HISTOGRAM_LOOPING_BLOCKS,
+        HISTOGRAM_WRITES,
+        **limits
     )
     return (
         (state.histogram_return,),
@@ -274,7 +287,6 @@ class InsertionSortState(typing.NamedTuple):
     # fmt: off
     pc: object  # [batch] int32: the block each example runs next (INSERTION_SORT_HALT once it has returned)
     return_sp: object  # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
-    insertion_sort_and__1: object  # [batch] bool: and__1 of insertion_sort
     insertion_sort_i_next_1: object  # [batch] int64: i_next_1 of insertion_sort
     insertion_sort_j: object  # [batch] int64: j of insertion_sort
     insertion_sort_key: object  # [batch] int64: key of insertion_sort
@@ -294,7 +306,7 @@ class InsertionSortStacks(typing.NamedTuple):
     # fmt: on
 
 
-INSERTION_SORT_HALT = 7
+INSERTION_SORT_HALT = 6
 # bytes one example stacks per level of recursion (return address 4): the stacks take max_stack_depth x batch x this
 INSERTION_SORT_STACK_BYTES = 4
 
@@ -308,7 +320,7 @@ def insertion_sort_block_0(state, stacks):
     range_1 = rt.select(active, range_1, state.insertion_sort_range_1)
     i_next_1 = rt.spread(active, 1)
     in_range_1 = i_next_1 < range_1
-    pc = rt.choose(in_range_1, 1, 6)
+    pc = rt.choose(in_range_1, 1, 5)
     pc = rt.select(active, pc, state.pc)
     state = rt.select_fields(active, state, insertion_sort_i_next_1=i_next_1)
     state = state._replace(pc=pc, insertion_sort_range_1=range_1)
@@ -332,8 +344,7 @@ def insertion_sort_block_1(state, stacks):
     # examples/sort.py:21  while j >= 0 and v[j] > key:
     and__2 = j >= 0
     and__1 = and__2
-    and__1 = rt.select(active, and__1, state.insertion_sort_and__1)
-    pc = rt.choose(and__1, 2, 3)
+    pc = rt.choose(and__1, 2, rt.choose(and__1, 3, 4))
     pc = rt.select(active, pc, state.pc)
     # examples that indexed out of range or raised stop here; the caller raises
     pc = rt.select(fault_1, INSERTION_SORT_HALT, pc)
@@ -343,7 +354,6 @@ def insertion_sort_block_1(state, stacks):
     state = state._replace(
         pc=pc,
         insertion_sort_j=j,
-        insertion_sort_and__1=and__1,
         index_error_at=rt.select(fault_1, 0, state.index_error_at),
     )
     return (state, rt.stack_writes(stacks))
@@ -358,31 +368,19 @@ def insertion_sort_block_2(state, stacks):
     fault_1 = rt.index_fault(active, v, (j,))
     and__3 = rt.take(v, (j,)) > key
     and__1 = and__3
-    and__1 = rt.select(active, and__1, state.insertion_sort_and__1)
-    pc = rt.choose(and__1, 4, 5)
+    pc = rt.choose(and__1, 3, 4)
     pc = rt.select(active, pc, state.pc)
     # examples that indexed out of range or raised stop here; the caller raises
     pc = rt.select(fault_1, INSERTION_SORT_HALT, pc)
     state = state._replace(
-        pc=pc,
-        insertion_sort_and__1=and__1,
-        index_error_at=rt.select(fault_1, 1, state.index_error_at),
+        pc=pc, index_error_at=rt.select(fault_1, 1, state.index_error_at)
     )
     return (state, rt.stack_writes(stacks))
 
 
 def insertion_sort_block_3(state, stacks):
-    # examples/sort.py:21  while j >= 0 and v[j] > key:
-    active = state.pc == 3
-    and__1 = state.insertion_sort_and__1
-    pc = rt.choose(and__1, 4, 5)
-    pc = rt.select(active, pc, state.pc)
-    return (state._replace(pc=pc), rt.stack_writes(stacks))
-
-
-def insertion_sort_block_4(state, stacks):
     # examples/sort.py:22  v[j + 1] = v[j]
-    active = state.pc == 4
+    active = state.pc == 3
     v = state.insertion_sort_v
     j = state.insertion_sort_j
     fault_1 = rt.index_fault(active, v, (j,))
@@ -396,8 +394,7 @@ def insertion_sort_block_4(state, stacks):
     # examples/sort.py:21  while j >= 0 and v[j] > key:
     and__2 = j >= 0
     and__1 = and__2
-    and__1 = rt.select(active, and__1, state.insertion_sort_and__1)
-    pc = rt.choose(and__1, 2, 3)
+    pc = rt.choose(and__1, 2, rt.choose(and__1, 3, 4))
     pc = rt.select(active, pc, state.pc)
     # examples that indexed out of range or raised stop here; the caller raises
     fault = fault_1 | fault_2
@@ -406,7 +403,6 @@ def insertion_sort_block_4(state, stacks):
         pc=pc,
         insertion_sort_v=v,
         insertion_sort_j=j,
-        insertion_sort_and__1=and__1,
         index_error_at=rt.select(
             fault_1, 2, rt.select(fault_2, 3, state.index_error_at)
         ),
@@ -414,9 +410,9 @@ def insertion_sort_block_4(state, stacks):
     return (state, rt.stack_writes(stacks))
 
 
-def insertion_sort_block_5(state, stacks):
+def insertion_sort_block_4(state, stacks):
     # examples/sort.py:24  v[j + 1] = key
-    active = state.pc == 5
+    active = state.pc == 4
     j = state.insertion_sort_j
     v = state.insertion_sort_v
     key = state.insertion_sort_key
@@ -427,7 +423,7 @@ def insertion_sort_block_5(state, stacks):
     v = rt.put(v, (index_2,), rt.select(active, key, rt.take(v, (index_2,))))
     # examples/sort.py:18  for i in range(1, len(v)):
     in_range_1 = i_next_1 < range_1
-    pc = rt.choose(in_range_1, 1, 6)
+    pc = rt.choose(in_range_1, 1, 5)
     pc = rt.select(active, pc, state.pc)
     # examples that indexed out of range or raised stop here; the caller raises
     pc = rt.select(fault_1, INSERTION_SORT_HALT, pc)
@@ -439,9 +435,9 @@ def insertion_sort_block_5(state, stacks):
     return (state, rt.stack_writes(stacks))
 
 
-def insertion_sort_block_6(state, stacks):
+def insertion_sort_block_5(state, stacks):
     # examples/sort.py:25  return v
-    active = state.pc == 6
+    active = state.pc == 5
     v = state.insertion_sort_v
     insertion_sort_return = v
     pc, return_sp = rt.pop_return(
@@ -459,24 +455,22 @@ INSERTION_SORT_BLOCKS = (
     insertion_sort_block_3,
     insertion_sort_block_4,
     insertion_sort_block_5,
-    insertion_sort_block_6,
 )
+# blocks that may run again at once: a loop body that tests itself
+INSERTION_SORT_LOOPING_BLOCKS = (3,)
 # per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 INSERTION_SORT_WRITES = (
     "pc insertion_sort_range_1 insertion_sort_i_next_1",  # block 0
     "pc insertion_sort_i_next_1 insertion_sort_key insertion_sort_j "
-    "insertion_sort_and__1 index_error_at",  # block 1
-    "pc insertion_sort_and__1 index_error_at",  # block 2
-    "pc",  # block 3
-    "pc insertion_sort_v insertion_sort_j insertion_sort_and__1 "
-    "index_error_at",  # block 4
-    "pc insertion_sort_v index_error_at",  # block 5
-    "pc insertion_sort_return return_sp",  # block 6
+    "index_error_at",  # block 1
+    "pc index_error_at",  # block 2
+    "pc insertion_sort_v insertion_sort_j index_error_at",  # block 3
+    "pc insertion_sort_v index_error_at",  # block 4
+    "pc insertion_sort_return return_sp",  # block 5
 )
 INSERTION_SORT_BLOCK_LINES = (
     "in insertion_sort at examples/sort.py:18: for i in range(1, len(v)):",
     "in insertion_sort at examples/sort.py:19: key = v[i]",
-    "in insertion_sort at examples/sort.py:21: while j >= 0 and v[j] > key:",
     "in insertion_sort at examples/sort.py:21: while j >= 0 and v[j] > key:",
     "in insertion_sort at examples/sort.py:22: v[j + 1] = v[j]",
     "in insertion_sort at examples/sort.py:24: v[j + 1] = key",
@@ -499,7 +493,6 @@ def insertion_sort_program(v, max_stack_depth, **limits):
     state = InsertionSortState(
         pc=rt.zeros([batch], (), "int32"),
         return_sp=rt.zeros([batch], (), "int32"),
-        insertion_sort_and__1=rt.zeros([batch], (), "bool"),
         insertion_sort_i_next_1=rt.zeros([batch], (), "int64"),
         insertion_sort_j=rt.zeros([batch], (), "int64"),
         insertion_sort_key=rt.zeros([batch], (), "int64"),
@@ -512,7 +505,12 @@ def insertion_sort_program(v, max_stack_depth, **limits):
     stack_shape = [max_stack_depth, batch]
     stacks = InsertionSortStacks(returns=rt.zeros(stack_shape, (), "int32"))
     state, stacks, counters = rt.run(
-        state, stacks, INSERTION_SORT_BLOCKS, (), INSERTION_SORT_WRITES, **limits
+        state,
+        stacks,
+        INSERTION_SORT_BLOCKS,
+        INSERTION_SORT_LOOPING_BLOCKS,
+        INSERTION_SORT_WRITES,
+        **limits
     )
     return (
         (state.insertion_sort_return,),

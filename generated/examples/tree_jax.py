@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=49d4ab102a8bd8753417c0ae10e199457cc67de2ec03d6fd049a5d67757045c1
-# autobatch: inputs-sha256=41a3c544e884ebf7d01c04d3cc0de53e4468a05ca00c67b42a90f4e3bf941c40
+# autobatch: source-sha256=36ad5a71bcd77f7adb9400cf90e0404cd4a9ea99acb2239635d9deaf7ccdc6f2
+# autobatch: inputs-sha256=face6c9cb31cb9694716714ce3876494fc09eb4cd41d32c3c5809a313947783e
 # autobatch: body-sha256=c4321403648bcc5d02f020fe382ebe4e9ba8c9d45b899a3766b79f531ccc62e8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=e2e798f9a2e920cfb88f4567ab950a6842bb54f7ce8d0f7d254d2c40ee1fb502
-# autobatch: inputs-sha256=e9cb312707073b9427fbd66c32dbf32644f78b2c8576e1da48f896c43f58db4a
+# autobatch: source-sha256=07de08c9c22a712ea03971696b98ed431311532892f45cd58b924ebc7853c1eb
+# autobatch: inputs-sha256=a341dbc8d5a718f98d3085eaac6792af0671d2d67ace68124eb9bb6c9d5430bc
 # autobatch: body-sha256=d2c9f15699d2e6ea4e38317b8c33dc482b4b6436af4325581058a7e92093074d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=8a3648f189a2c28e66fc6fefe41c187104dc8097b0a13be2a237928ded37b5c3
-# autobatch: inputs-sha256=d31ca96dda6449bb510557467dcdc12479b013615c93f4373c0424e56b600f32
+# autobatch: source-sha256=5a457ae4e83d43761dca678953a4fd497b6f6d8a3f71263424215bf257a236ee
+# autobatch: inputs-sha256=c4aebd7a87db47cecad7cff081e98d333dbb87a2d3e359a24916bfaf2020f1cb
 # autobatch: body-sha256=97093650f0717711c67861775cc8f036edd22fb32a68c6862fda528263736c32
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

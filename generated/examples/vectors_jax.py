@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=9f39b71f539953c093d46fa2f7ca1ff222c9ff0c8bd0ddd980bb9f1714e06c44
-# autobatch: inputs-sha256=e3738b66712b2b68710da2a39321fefc20d854560cabd8e2f39758f8874902bc
+# autobatch: source-sha256=c5ee6b7ca85a8b5ba433ea25bd0749fb727bc7b8be7f863adeae32b53188a61e
+# autobatch: inputs-sha256=5a661816ad97e4a040d5798d564cd998e0dfc7b95bedbd0540e90e113b372b60
 # autobatch: body-sha256=dfecfd64276ffb505ff46d9924725083e37da89588571e7b1b7c7478ef710c55
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=2a6e654ca27fb6519ebf0f4a75a30691e94d3981d5a0ffeeb2370450a5d0e4c9
-# autobatch: inputs-sha256=8efc1e3d6e9039c0e35cd4c10ef9646ffb82893c076d04c9c1580d4c745c3956
+# autobatch: source-sha256=dac46d8539c2edb05635e8c188f56840e1d477d64c12644eb99f08107c48c795
+# autobatch: inputs-sha256=02ddeac25dab55a69f2e8bf2aab5696727914b9bb6e401505f744ff2ee22cbe1
 # autobatch: body-sha256=8ff842f58cec9d62a3a804618ae4abc8321ffc22f4f001c090ac0d2664b4a251
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -132,17 +132,7 @@ class BlockEnd:
                 if t.returned_when is not None:
                     mask = self.calling(t, mask)
                 self.push("returns", ast.Constant(self.e.index[t.return_block]), mask)
-            self.out.append(
-                ast.Assign(
-                    [pc],
-                    _call(
-                        "choose",
-                        _name(self.local(t.condition)),
-                        self.e.index[t.true_target],
-                        self.e.index[t.false_target],
-                    ),
-                )
-            )
+            self.out.append(ast.Assign([pc], self.chosen_block(t)))
         elif isinstance(t, ir.PushGoto):
             self.push("returns", ast.Constant(self.e.index[t.return_block]), mask)
             self.out.append(ast.Assign([pc], ast.Constant(self.e.index[t.target])))
@@ -150,6 +140,15 @@ class BlockEnd:
             self.pop_return("pc", _name("active"))
         else:
             raise TypeError(f"unexpected terminator {t!r}")
+
+    def chosen_block(self, t):
+        """`choose(condition, true block, false block)`; a side that is a
+        branch itself (passes/branch_threading.py) is a nested `choose`."""
+        sides = [
+            ast.Constant(self.e.index[s]) if isinstance(s, str) else self.chosen_block(s)
+            for s in (t.true_target, t.false_target)
+        ]
+        return _call("choose", _name(self.local(t.condition)), *sides)
 
     def calling(self, t, mask):
         """The examples that enter the callee of a `PushBranch` whose other

@@ -210,11 +210,15 @@ class Goto:
 
 @dataclasses.dataclass(frozen=True)
 class Branch:
-    """Per example: go to `true_target` where `condition` holds, else `false_target`."""
+    """Per example: go to `true_target` where `condition` holds, else `false_target`.
+
+    A target is a block's name or, once passes/branch_threading.py has run,
+    a `Branch` of its own: the test of the block it led to, taken at once.
+    """
 
     condition: str
-    true_target: str
-    false_target: str
+    true_target: Union[str, "Branch"]
+    false_target: Union[str, "Branch"]
     origin: Optional[Origin] = None
 
 

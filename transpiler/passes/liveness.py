@@ -15,7 +15,11 @@ from transpiler.ir import instructions as ir
 def uses(instruction) -> Tuple[str, ...]:
     if isinstance(instruction, (ir.PrimOp, ir.Select, ir.Call, ir.Move)):
         return tuple(instruction.vars_in)
-    if isinstance(instruction, (ir.Branch, ir.PushBranch)):
+    if isinstance(instruction, ir.Branch):
+        # a side may be a branch threaded into it (passes/branch_threading.py)
+        nested = (s for s in (instruction.true_target, instruction.false_target) if not isinstance(s, str))
+        return (instruction.condition,) + tuple(v for s in nested for v in uses(s))
+    if isinstance(instruction, ir.PushBranch):
         return (instruction.condition,)
     if isinstance(instruction, ir.Return):
         return ir.pattern_names(instruction.value)
@@ -42,7 +46,8 @@ def successors(terminator) -> Tuple[str, ...]:
     if isinstance(terminator, ir.Goto):
         return (terminator.target,)
     if isinstance(terminator, ir.Branch):
-        return (terminator.true_target, terminator.false_target)
+        sides = (terminator.true_target, terminator.false_target)
+        return tuple(n for s in sides for n in ((s,) if isinstance(s, str) else successors(s)))
     return ()
 
 

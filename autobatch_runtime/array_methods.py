@@ -1,13 +1,15 @@
-"""`v.sum()`, `v.max(axis=0)`, `m.argmax()`, `v.cumsum()`, `m.flatten()` of a
-per-example array: NumPy's ndarray methods (and functions of the same names),
-per example (`py_array_method`; transpiler/passes/python_calls.py writes the
-call).  Run on the batch as written, each would reach across examples.
+"""`v.sum()`, `v.max(axis=0)`, `m.argmax()`, `v.cumsum()`, `m.flatten()`,
+`np.sort(m, axis=0)`, `np.roll(v, 1)`, `np.flip(m)`, `m.T` of a per-example
+array: NumPy's ndarray methods and functions, per example (`py_array_method`;
+transpiler/passes/python_calls.py and subscripts.py write the call).  Run on
+the batch as written, each would reach across examples or move the batch axis.
 
 Shapes: values [batch, *event].  With no axis a reduction reduces every
 per-example axis ([batch]), and `cumsum`, `cumprod`, `argmax` and `argmin`
 work on the example's flattened array ([batch, size]), as NumPy's do;
 `axis=k` is the example's axis k, the batch's k + 1 (a negative axis counts
-from the end, the same on both).  `flatten` and `ravel`: [batch, size].
+from the end, the same on both).  `flatten` and `ravel`: [batch, size]; `transpose`, `flip`, `sort`, `roll`: the
+example's shape (`ARRANGING`).
 The dtypes are NumPy's: a sum, product or running sum of bools or ints is
 int64 (`accumulator`), a mean float64, `any` and `all` bool, `argmax` and `argmin` int64.
 """
@@ -17,7 +19,12 @@ import numpy as np
 REDUCTIONS = ("sum", "prod", "max", "min", "mean", "any", "all", "argmax", "argmin")
 RUNNING = ("cumsum", "cumprod")
 FLATTENING = ("flatten", "ravel")
-METHODS = REDUCTIONS + RUNNING + FLATTENING
+# Functions that keep the example's elements and move them: NumPy's own
+# defaults per example (`sort` along the last axis, `flip` and
+# `transpose` over every axis, `roll` of the flattened array).
+ARRANGING = ("transpose", "flip", "sort", "roll")
+# The ndarray methods rewritten (`v.sort()` sorts in place: refused apart).
+METHODS = REDUCTIONS + RUNNING + FLATTENING + ("transpose",)
 
 
 ACCUMULATING = ("sum", "prod", "cumsum", "cumprod")
@@ -43,8 +50,10 @@ def batch_axis(axis):
 def numpy_api_methods(xp):
     """`py_array_method` for an array module with NumPy's API (NumPy, jax.numpy)."""
 
-    def py_array_method(method, values, axis=None):
+    def py_array_method(method, values, axis=None, shift=None):
         values = xp.asarray(values)
+        if method in ARRANGING:
+            return _arranged(xp, method, values, axis, shift)
         if method in FLATTENING or (axis is None and method in RUNNING + ("argmax", "argmin")):
             values = values.reshape(values.shape[0], -1)  # [batch, size]
             if method in FLATTENING:
@@ -65,3 +74,30 @@ def numpy_api_methods(xp):
         return getattr(xp, method)(values, axis=axes)
 
     return py_array_method
+
+
+def arranging_axes(method, rank, axis):
+    """The batch's axes `method` works on, for an example of rank `rank - 1`
+    (`rank`: the batch's): `transpose` the permutation [0, rank-1, ..., 1],
+    `flip` every example axis or `axis`, `sort` `axis` (the last by default),
+    `roll` `axis` (None: the flattened example, rolled along axis 1)."""
+    if method == "transpose":
+        return [0] + list(range(rank - 1, 0, -1))
+    if axis is None:
+        return {"flip": list(range(1, rank)), "sort": -1, "roll": None}[method]
+    return batch_axis(axis)
+
+
+def _arranged(xp, method, values, axis, shift):
+    """`transpose`, `flip`, `sort` or `roll` of each example (see ARRANGING)."""
+    axes = arranging_axes(method, values.ndim, axis)
+    if method == "transpose":
+        return xp.transpose(values, axes)
+    if method == "flip":
+        return xp.flip(values, axis=tuple(axes) if isinstance(axes, list) else axes)
+    if method == "sort":
+        return xp.sort(values, axis=axes)
+    if axes is None:  # np.roll without an axis rolls the flattened array
+        flat = values.reshape(values.shape[0], -1)
+        return xp.roll(flat, shift, axis=1).reshape(values.shape)
+    return xp.roll(values, shift, axis=axes)

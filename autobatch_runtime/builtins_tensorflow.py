@@ -11,7 +11,15 @@ import numpy as np
 import tensorflow as tf
 
 from autobatch_runtime.common import PYTHON_HELPERS, join_batch
-from autobatch_runtime.array_methods import ACCUMULATING, FLATTENING, RUNNING, accumulator, batch_axis
+from autobatch_runtime.array_methods import (
+    ACCUMULATING,
+    ARRANGING,
+    FLATTENING,
+    RUNNING,
+    accumulator,
+    arranging_axes,
+    batch_axis,
+)
 
 __all__ = list(PYTHON_HELPERS)  # what the backend re-exports
 
@@ -363,9 +371,12 @@ def py_list_count(items, x):
     return tf.reduce_sum(tf.cast(tf.equal(items, tf.expand_dims(x, -1)), tf.int64), axis=-1)
 
 
-def py_array_method(method, values, axis=None):
-    """`v.sum()`, `v.max(axis=0)`, `m.argmax()`, `v.cumsum()` per example (array_methods.py)."""
+def py_array_method(method, values, axis=None, shift=None):
+    """`v.sum()`, `v.max(axis=0)`, `m.argmax()`, `v.cumsum()`, `np.sort(m,
+    axis=0)` per example (array_methods.py)."""
     values = tf.convert_to_tensor(values)
+    if method in ARRANGING:
+        return _arranged(values, method, axis, shift)
     if method in FLATTENING or (axis is None and method in RUNNING + ("argmax", "argmin")):
         size = values.shape[1:].num_elements()  # static where the example's shape is
         values = tf.reshape(values, [-1, size] if size is not None else [tf.shape(values)[0], -1])
@@ -400,6 +411,35 @@ def py_array_method(method, values, axis=None):
         nan = tf.reduce_any(tf.math.is_nan(values), axis=axes)
         result = tf.where(nan, tf.constant(np.nan, values.dtype), result)
     return result
+
+
+def _arranged(values, method, axis, shift):
+    """`transpose`, `flip`, `sort` or `roll` of each example (array_methods.py)."""
+    rank = values.shape.rank
+    axes = arranging_axes(method, rank, axis)
+    if method == "transpose":
+        return tf.transpose(values, axes)
+    if method == "flip":
+        return tf.reverse(values, axes if isinstance(axes, list) else [axes])
+    if method == "sort":
+        return _sorted(values, axes % rank)
+    if axes is None:  # np.roll without an axis rolls the flattened array
+        flat = tf.reshape(values, [tf.shape(values)[0], -1])
+        return tf.reshape(tf.roll(flat, shift, axis=1), tf.shape(values))
+    return tf.roll(values, shift, axis=axes % rank)
+
+
+def _sorted(values, axis):
+    """NumPy's sort along `axis`: bools too, and NaNs last (after inf)."""
+    take = tf.experimental.numpy.take_along_axis
+    if values.dtype == tf.bool:
+        return tf.cast(tf.sort(tf.cast(values, tf.int8), axis=axis), tf.bool)
+    if not values.dtype.is_floating:
+        return tf.sort(values, axis=axis)
+    nan = tf.math.is_nan(values)
+    by_value = tf.argsort(tf.where(nan, tf.constant(np.inf, values.dtype), values), axis=axis, stable=True)
+    values, nan = take(values, by_value, axis), take(tf.cast(nan, tf.int8), by_value, axis)
+    return take(values, tf.argsort(nan, axis=axis, stable=True), axis)
 
 
 def py_list_join(parts, kinds):

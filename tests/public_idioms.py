@@ -482,6 +482,38 @@ def nan_and_wide(v, w):
     return v.argmax(), np.argmin(v), v.max(), w.sum(), w.cumsum()[-1]
 
 
+# ---- Arranging an array: transpose, sort along an axis, flip, roll --------------
+
+
+@ctx.batch
+def life_step(grid):
+    """One step of Conway's Game of Life on a torus, as NumPy tutorials
+    write it: the eight neighbours by rolling the grid."""
+    up, down = np.roll(grid, 1, axis=0), np.roll(grid, -1, axis=0)
+    neighbours = (
+        np.roll(up, 1, axis=1) + up + np.roll(up, -1, axis=1)
+        + np.roll(grid, 1, axis=1) + np.roll(grid, -1, axis=1)
+        + np.roll(down, 1, axis=1) + down + np.roll(down, -1, axis=1)
+    )
+    alive = (neighbours == 3) | ((grid == 1) & (neighbours == 2))
+    return alive.sum(), alive[0, 1], neighbours[2, 3]
+
+
+@ctx.batch
+def matrix_facts(m):
+    symmetric = (m == m.T).all()
+    column_medians = np.sort(m, axis=0)[len(m) // 2]
+    top_two = np.flip(np.sort(m[0]))[:2].sum()
+    return symmetric, column_medians[1], top_two, np.transpose(m)[0, 2], m.transpose()[1, 0]
+
+
+@ctx.batch
+def circular(v):
+    steps = v - np.roll(v, 1)  # each item minus the one before it, the first minus the last
+    order = np.sort(v)
+    return steps[0], steps.max(), np.roll(v, -2)[0], order[0], order[-1], np.flip(v)[0]
+
+
 @ctx.batch
 def tuple_times_list(a, b):
     pair = (a, b)

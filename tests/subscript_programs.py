@@ -784,8 +784,8 @@ def roll_over_batch(v):
 
 
 @batch
-def roll_without_axis(v):
-    return np.roll(v, 1) + 1  # <-- roll_without_axis
+def partition_along_axis_0(v):
+    return np.partition(v, 1, axis=0) + 1  # <-- partition_along_axis_0
 
 
 @batch
@@ -804,8 +804,8 @@ def axes_from_the_end(v, m, x):
 
 
 @batch
-def transpose(m):
-    return m.T  # <-- transpose
+def matrix_transpose(m):
+    return m.mT  # <-- matrix_transpose
 
 
 @batch

@@ -323,3 +323,26 @@ def test_reductions_keep_numpys_nan_and_integer_rules(mode):
     want = per_example("nan_and_wide", v, w)
     for k, leaf in enumerate(got):
         np.testing.assert_array_equal(leaf, np.array([row[k] for row in want]))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_arranging_an_array_is_the_examples(mode):
+    """`np.roll(grid, 1, axis=0)`, `m.T`, `np.transpose(m)`, `np.sort(m,
+    axis=0)`, `np.flip(v)`, `np.roll(v, 1)`: the example's array moved as
+    NumPy moves it (on the batch they moved the batch axis or rolled across
+    examples: refused).  Sorting keeps NumPy's NaNs last."""
+    rng = np.random.default_rng(5)
+    grid = rng.integers(0, 2, (6, 5, 5))
+    got = [np.asarray(leaf).tolist() for leaf in P.life_step(grid, **MODES[mode])]
+    assert list(zip(*got)) == per_example("life_step", grid)
+    m = rng.integers(0, 5, (6, 3, 3))
+    m[1] = m[1] + m[1].T  # a symmetric one
+    got = [np.asarray(leaf).tolist() for leaf in P.matrix_facts(m, **MODES[mode])]
+    want = per_example("matrix_facts", m)
+    assert list(zip(*got)) == want
+    assert {row[0] for row in want} == {True, False}
+    v = np.array([[3.0, np.nan, 1.0, -np.inf], [2.0, 5.0, 1.0, 0.5], [np.inf, np.nan, -1.0, np.nan]])
+    got = [np.asarray(leaf) for leaf in P.circular(v, **MODES[mode])]
+    want = per_example("circular", v)
+    for k, leaf in enumerate(got):
+        np.testing.assert_array_equal(leaf, np.array([row[k] for row in want]))

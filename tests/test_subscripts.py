@@ -430,7 +430,7 @@ REFUSED = [
     ("float_index_into_tuple", (np.zeros(2), np.array([0.0, 1.0])), "index with an int (`int(f)`)"),
     ("assign_list_item", (np.zeros(2), np.ones(2), np.array([0, 1]), np.ones(2)), "`items` is a list"),
     ("len_of_scalar", (np.array([1, 2]),), "len()"),
-    ("transpose", (np.zeros((2, 3, 4)),), "`.T`"),
+    ("matrix_transpose", (np.zeros((2, 3, 4)),), "`.mT`"),
     # (TensorFlow raised its own NotImplementedError here)
     ("fancy_row_swap", (np.zeros((2, 3, 4)), np.array([0, 1]), np.array([2, 2])), "fancy indexing"),
     # a matrix (a vector's `v[i:]` has a per-example length: tests/test_per_example_lengths.py)
@@ -456,13 +456,14 @@ def test_reductions_reduce_the_examples_array(backend):
 
 
 def test_a_numpy_call_that_mixes_examples_is_refused():
-    # np.roll without an axis rolls the flattened batch: each example would
-    # get its neighbour's last element
+    # np.partition along axis 0 partitions the batch's axis: examples would
+    # trade items (np.roll, np.sort and np.flip are the example's own:
+    # test_public_idioms.py)
     with pytest.raises(transpiler.BatchTypeError) as info:
-        S.roll_without_axis(np.zeros((2, 6)), backend="numpy")
+        S.partition_along_axis_0(np.zeros((2, 6)), backend="numpy")
     message = str(info.value)
-    assert re.search(rf"tests[/\\]subscript_programs\.py:{marked_line('roll_without_axis')}:", message), message
-    assert "`np.roll(v, 1)` mixes examples" in message
+    assert re.search(rf"tests[/\\]subscript_programs\.py:{marked_line('partition_along_axis_0')}:", message), message
+    assert "`np.partition(v, 1, axis=0)` mixes examples" in message
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -8,6 +8,8 @@ fallback to a concrete program where a function computes with a size.
 
 import hashlib
 import os
+import subprocess
+import sys
 import tempfile
 
 import numpy as np
@@ -188,6 +190,44 @@ def test_a_function_that_computes_with_a_size_keeps_concrete_programs():
         want = np.concatenate([np.zeros((5, 1)), np.cumsum(v, axis=1)], axis=1)
         np.testing.assert_allclose(got, want)
     assert _programs("padded") == ["padded(float64[3])", "padded(float64[6])"]
+
+
+SCRIPT = """
+import sys
+import numpy as np
+from autobatch import Context
+
+ctx = Context()
+
+
+@ctx.batch
+def two_smallest(v):
+    s = np.sort(v)
+    return s[0] + s[1]
+
+
+v = np.random.default_rng(3).normal(size=(5, 7))
+want = np.sort(v, axis=1)[:, :2].sum(axis=1)
+for backend in ("numpy", "tensorflow", "jax"):
+    print(backend, np.allclose(two_smallest(v, backend=backend), want, rtol=1e-15, atol=0))
+"""
+
+
+def test_a_concrete_program_runs_on_every_backend_in_one_process(tmp_path):
+    # `s[1]` needs a size of 2 or more: the program is kept at the size it
+    # was called with (its lock line says float64[7]).  A second backend's
+    # first call in the same process found its module written at that size
+    # and looked for the symbolic program in it (KeyError).
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "sizes"\n')
+    (tmp_path / "two.py").write_text(SCRIPT)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    env.pop("AUTOBATCH_FROZEN", None)
+    out = subprocess.run(
+        [sys.executable, "two.py"], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=600
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split() == ["numpy", "True", "tensorflow", "True", "jax", "True"], out.stdout
+    assert "two.py::two_smallest(float64[7])" in (tmp_path / "autobatch.lock").read_text()
 
 
 def test_arguments_of_one_size_share_a_symbol_and_differing_sizes_get_another_program():

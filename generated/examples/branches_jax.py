@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=48e063ff90d44c19af35806215f0fd78156297549c63fe964cc952ef2eedc161
-# autobatch: inputs-sha256=eddfc5cba0d4e2435f17b9d0205e8b5b53c17870fe3bdb702ebef7b63eb24e63
+# autobatch: source-sha256=269971bba3bd3f59d58cd6a931502df0c357c85475212963610becd77e751c17
+# autobatch: inputs-sha256=37b6348fa46161f9d2f23e30157ee22ee2245bd7365cb903f7588da5f39dbf95
 # autobatch: body-sha256=196a83df1ea3a829aeddc078bbe82a6d46d8ff48f7fed530c36da91cc44a0742
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=fccae696ef813757dc081a5ab8e628c2bbce232254279fba0b0360ca4e55de6e
-# autobatch: inputs-sha256=1e7ca11e3a0e86999d7a6962d1d4337efee19f0d89b6af009b975bef8ef1ea0a
+# autobatch: source-sha256=f83fcf35222f9ee4f6eb40bcf221ed4bfe0ffcff25d4fb2770de22cf55f41bd1
+# autobatch: inputs-sha256=0b0a4c2ab302f650eb89f966daca9c825df3dc4c2bf7605fb78f2fabdfb6f551
 # autobatch: body-sha256=3e714491e70dcbb0b45994076b579e764825fb388bf5a783c6da06cc650c6be6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=3306a4e927f6b75bcd8e063b39bb7e58bac83242298cde21f4dc45d522f14981
-# autobatch: inputs-sha256=216b95806c8cc07ae6ea719e2169b584eeaa949c850fe0a50d7dfc0765b835fc
+# autobatch: source-sha256=12069a9cbfff30d6c5a666b741e421153194e7bef58d053495d0b10387ac4d4b
+# autobatch: inputs-sha256=badad713b6a712055499b08cb8cc999569d60ec66b4c97f98dab21d181aa9913
 # autobatch: body-sha256=8edc417fe55b8c6b6337c07ff018a6defd641606af7e3c29a55f18e7e78c2bad
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=7ac49aacaab5af6b1d067b87fe648ebdc05a200f44f336c7419c32b52008b8f9
-# autobatch: inputs-sha256=cbde5f23dffc0414306d4d99c1936f6c69d75712d18e35f7602c74c38d7af379
+# autobatch: source-sha256=a7a6e5e9b48ac0668b78a5e6b284b79b682f53c4f1251ddb1e0b7fb2e6e1b526
+# autobatch: inputs-sha256=24398b82691d1acaf36d53279cbf36a76eb96e3b4d67a9a367961ce956e7cd44
 # autobatch: body-sha256=e15872e7010711104e837173963bccfe5aed6b167da0ec3a77d6f751fd7a302b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=d1ebaeb5d1987338e57c0470bfad1994bb301556bc006177fd50d91020b8c2a9
-# autobatch: inputs-sha256=aa80cb322dc6a2be6a949bca99d5e312f768240f01516422ba8c52234d9fd2fb
+# autobatch: source-sha256=040dd62d16fe8d7c96c0a4032d6dda58d661784ca713dc1b2adb6231ac2d5d47
+# autobatch: inputs-sha256=ee500a131c0ce003c5d9b946dd208c30c34b852ce486f67d02879ee8a001c9ac
 # autobatch: body-sha256=4962c8907f7a1b35f4e8bc66d6308bec1f4476b5bab2f70a7238943f59048497
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

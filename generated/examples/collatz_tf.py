@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=9c9322c642856f0a13dec11ef428f5d211ff9a69ebf409d261e5ee8d57b1e4e0
-# autobatch: inputs-sha256=edea5247c5286377950c582ee146ac0db2c9b5e1db8a04731b235716dc4b6b69
+# autobatch: source-sha256=34cd3dd147864391a8e4ba903677828e984c92b7b991bf00895fab27b7870ed0
+# autobatch: inputs-sha256=24dfe81743b1d72f41d32f285b154a639b03263ebd8d780c494c863650242ba7
 # autobatch: body-sha256=85155080082add6137473af999715a1084d32f2b63cf353c707773d7d131c32c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

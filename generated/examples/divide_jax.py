@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=30b796dd4c8cc2155f5dc2bcf2fce14c4ad350503b26730854521df29e7e8983
-# autobatch: inputs-sha256=4d67aadd44f08dfa3a1aae3d44bb3b3132b3376615068ee1e47ca19441bdc128
+# autobatch: source-sha256=adfb56a92e37747473f31ed04bd99414b8ab9b1eb0cf84812e2ea311e86ea7d0
+# autobatch: inputs-sha256=0b4392c4e197e0a613f7fca23625dd645453dab064e5632fab523709f6997f42
 # autobatch: body-sha256=6ed7708100f2f3da6f4a8dba543c879476a974e69154e88aad5e21bbd38e4e14
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=b5c0352d7d30000ec752358a721804fe96291c1bd1fd127187fe94389afffcbb
-# autobatch: inputs-sha256=c8d2bbb604b3d6e97031af3bb6606c0c8b3157e21c2bc42c52017a625218f6b5
+# autobatch: source-sha256=7ef3394f989310957a060bfa72911431242eab7049b1a84859e8d2be21969535
+# autobatch: inputs-sha256=636df02822b69114dc843d9377671173353f0d45e372c64d8f712d2eeed568e6
 # autobatch: body-sha256=01831231cc56e86e62f3c10f0eb93f80302672c6469593e10c0c63c655501a09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

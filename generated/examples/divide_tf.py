@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=72d2ff1652f4ebc4b88c98a39ed8aeeba2e3c2c3efc67249e9c5b9fc17aa5f37
-# autobatch: inputs-sha256=dcee81a82d838a5f879d7db628ecce371cb324f143590cc4a167ba035f92e09b
+# autobatch: source-sha256=c923d3c0f5e8c66b77e98c68793a7cc9eec3be718b191b3d04e37c34b5c4c45a
+# autobatch: inputs-sha256=f3c5ad3d0b6452a20b81addedfbd2b2c2a0657978db4592d9cbeb62f50d6ceeb
 # autobatch: body-sha256=be1e04742ed5ee5c1c0854e9af8cdbdb2946c735c8cc7dda788fae5ea4a166aa
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

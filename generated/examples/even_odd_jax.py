@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=17e1b2160c2bda56654c8e36720e0513082188de4531f68234409e0846c5050e
-# autobatch: inputs-sha256=708777b1b50bb0b6afed1e7bb2a3069aa1116d8bba6f04ed15122ffcfaa0cfa5
+# autobatch: source-sha256=3fe8f5e9697772a50ff02c3b63d8d85e333f2b25ac2ce8a8546390fe2d408895
+# autobatch: inputs-sha256=9a8d5b8ae7dce36409ed77bd80fad070c3206cd5f0f15f43c64cb2d78335957f
 # autobatch: body-sha256=d408fd30531a98a4e82bb1179b1159b5709704830221b88083c28fc46daa0aa6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

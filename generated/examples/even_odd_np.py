@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=4f4991f3ecc658737e7bbfd2c0548a659334066e6bc811da9cb5d05145be660c
-# autobatch: inputs-sha256=b0a2bb6e3c156481496470ae99eedc8c57ad3aefcda6eaa7f93cfd45d4ad4c69
+# autobatch: source-sha256=58ff2468df8130bdddca0118f616e0a38dfbe797ae0a2a50fcfc83a00a6f643c
+# autobatch: inputs-sha256=76d19ecc2d1dc4341d64f66f86a053b531e655b6cb8b9f998f508c34dac4b905
 # autobatch: body-sha256=cd7764e37bd0f9490358fa1afff7a6746a791916fcaefdbab16eb505a35bfa7a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

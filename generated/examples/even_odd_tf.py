@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=cfc0928f8789ceb132be34fd8072d73953cea79ad2e78e55cfaaca84e110467b
-# autobatch: inputs-sha256=8c1ab017c933c2ca8e02dc7b879f0168944a91ca78d2694cb75b584bc91f223e
+# autobatch: source-sha256=0642b62d527424fcd327132190fc5c0377f2c9dc99a7c9d45b74e38a38676cb3
+# autobatch: inputs-sha256=411bbb793e89d13a846287aa537868fec8e969a351d2d63c0559b67af0a9fcdf
 # autobatch: body-sha256=e1ba408a30d34e4f5336838a70a60e8a7b54c18b759bb9741f0472edd1f25637
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=b537efca1c3a68ffb8ba2e693552339094274bb5e6c1f38f01bffe7b2b73875b
-# autobatch: inputs-sha256=d04558c0a9887550f3e4aeb80af83c857b59d10cf8399d079b608cc9713b0414
+# autobatch: source-sha256=f8057e425ed9caae7ee2adf29ae2cbe8943536f8be35e69b5f3f8e00792f98d6
+# autobatch: inputs-sha256=94ba33996c1728c6900ef719017c3647180e8bd04a02bd678716645c95e5831d
 # autobatch: body-sha256=5d39fef1a450037be470154f7915d9fd4c159ad1e59d68ff0fef2b56fbf28e13
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

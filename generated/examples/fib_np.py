@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=240805c389bcb1c3dbf2f1d97142197fb382e91cb670d2fc850a70170e4b6096
-# autobatch: inputs-sha256=3bfca594adb3f1927f05ed605e8b714d7d03e7fa498aacc0f7bc7b97b38510e4
+# autobatch: source-sha256=208234b2fbb0853be9221da9ed7a5f4ce143e3d63d53da38623d7663dc2e39ca
+# autobatch: inputs-sha256=400011685ba0d2e6f03f4d24ba9d5fe0d0a4a2722b8dc0cfb9195c2cbdc1ec2b
 # autobatch: body-sha256=9b7af608edf232c904b45f3420e5cf6063c0db7dfb662cfb95ffcca12a807937
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

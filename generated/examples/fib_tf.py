@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=02e4458f99a9adaabe74146e9c9a9ba5fab1968c4f1091e088fa586309cedae4
-# autobatch: inputs-sha256=a4d33b0712351d652a26b4dbed3d953ad23f6dfc2d317f98bf41c23eab635e35
+# autobatch: source-sha256=2a157caf839467041500dc6c3911bf0cb1e42d9033ab8bb4ac53c7b8f1c706cd
+# autobatch: inputs-sha256=8f884de50ce4b4543420499358c8a1df464da2d2983504a03b6f5b3bb5580374
 # autobatch: body-sha256=f7f83898e88a6826d126747cc811d0068a9f4a5f543e959ecc04ac089a253125
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

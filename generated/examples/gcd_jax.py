@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=34eaf88e32054d06bb05478885304fdd288614e5da25cefca4bc40d0fd83052a
-# autobatch: inputs-sha256=bc2dba5016da26738b3f9fca4bf13c6ec35d3345cc322c1e5312435f0f9fb86e
+# autobatch: source-sha256=447091e744cc85fa94fa283519d93a77bd09421abd974ec21a62b4db7e024c90
+# autobatch: inputs-sha256=be484a9f21fd45d1c318be6f5fe8843ef129a991f89889b16e01f47352ce2a0b
 # autobatch: body-sha256=893415e3bb6d82ee1ca77e6f0b2389e272f05e9f4d9b968b1bffec53398e8c3a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

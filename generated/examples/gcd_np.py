@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=cfa195d445c6d302a125b1a788fcda2b065b1933d6ea85401bc80decdc6de7a0
-# autobatch: inputs-sha256=d532b096ed55d179f9f5bf3315d86cc2b00a4e1256be09f5666dd32c24cc5209
+# autobatch: source-sha256=730d8e0dcfad27b93c425aef60966d994896afedcce85d590f72ee398b8b0cc7
+# autobatch: inputs-sha256=d63e6d4f964e379794234ddcb318b2a19148fe84da142a9fd29d4065c936c162
 # autobatch: body-sha256=6217ac564b416aa7dbc24744170f069e6ad4bf9c9df4cd7508dbef3588ff514e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

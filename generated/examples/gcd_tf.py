@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=f072f6f2509ad0dfc7431e822b3c1bb31d98975444ab82da12958f004fb5158d
-# autobatch: inputs-sha256=e3a8b7026fd0675e434d6d457bf92415cc4523e60cfd55ad0eed3e0bca2b9356
+# autobatch: source-sha256=b02778ab935f7a1ff86a31a036cd367e952707e30f68810d222616353cc34c17
+# autobatch: inputs-sha256=322c56ad28afef5a619509ac028c89a6ceb7fae60d7e813298917d6730bc0f4e
 # autobatch: body-sha256=c13ad66b0d0f6c14235c97a3d13f12ab4cd21c87d063006053918f1d828cf18a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

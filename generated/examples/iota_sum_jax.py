@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=8bf34e07d158c5e54778901160b8f06c04011ed61f3043dd4637d647cd044039
-# autobatch: inputs-sha256=5b615303711850e7c668fd202f57d4c3d18887567506af0fb102b77ec8776000
+# autobatch: source-sha256=4a036d086c31c5c18fe63ff698bd7e26e9eb91003b7cec229c960a09a4caebcd
+# autobatch: inputs-sha256=b1906dfb6696be55c509f4627617b1d05fb495775af66b88d3102ce1cb8c9568
 # autobatch: body-sha256=b6da51cbafc7f84580d0bcd651f2d4a328ec34fe5f0ababa05968801c49039b1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=1b74374c27233159c5dfc3ecde7e02d2759a88f8a02e7204d4ec4719a792dfcc
-# autobatch: inputs-sha256=b8f7bd427d863c502c672f372ca7ee8f3005e56a047c5ee4bb263031c0afd0f7
+# autobatch: source-sha256=3fdcc60838970134601554bff394aa3ef0fb4fea6fcf2ba1a7a39dcf8d8872f2
+# autobatch: inputs-sha256=ac1e7ca400d926ca32095252bb72e8a1eb811f5f52a1dcff1613de6b14c48c79
 # autobatch: body-sha256=dca778c49259e82db9afd85ec642488a6ad7297a4d97c1de64d327d579a5e8f3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

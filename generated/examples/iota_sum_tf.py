@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=7011aac071510988c8fbf399082baf01bc7e376565f12df94220eaaf57cf18e2
-# autobatch: inputs-sha256=80b98747c8ff81d1119175e0796145453a53e39bac39722e8f7e097029ff53bb
+# autobatch: source-sha256=fbf33daea8f5349a76bcbb2a473b65548c6438a0e3ad02588f40dcdf6943c52a
+# autobatch: inputs-sha256=0a6f3fe623baccd10b0308ca45516fb2ab164190d9ebcb4f5d36ed6f95d60c62
 # autobatch: body-sha256=170ad7200058dbff8260ca7bb0f92052f3e9a32cbec3eafa838bdee88b04ace5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=cad0f22bf35f6559c026f5b04fb6310f3e9e55b7e890e404ad547f44ba8f1f8f
-# autobatch: inputs-sha256=bd6f9c59141e9be94599c56b25c99ee605beae258306574e964ccc93e8f81bf6
+# autobatch: source-sha256=bba92ca6b2523e37fa5813919f00bde750b6242598fe3af5099dac7841ffc1b4
+# autobatch: inputs-sha256=454e571baa784cf76b03d9776a49f3162ef14a9d5d6950bf314f53fe775bfcc8
 # autobatch: body-sha256=baccf5888fe5326e9e31ed744ac0e41cb495b0deff5f78b4c9bb8bc6bffa4121
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

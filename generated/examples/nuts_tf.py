@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=cc1682a71f524092b7d575bde71a7601d0f1578385c20cb58629bab151d7a59e
-# autobatch: inputs-sha256=31b678754ee0320a4d95d3dbe461a59613282737853feae4354b6107279b0711
+# autobatch: source-sha256=fe69446a0d33bbd8b836a4d56d966d7041ef2a726f744efd89d9cdde997dd76f
+# autobatch: inputs-sha256=20c26687dd2a193cb8a720099a4c3888ee12ba46cb00fa1ab48386c3f3398f19
 # autobatch: body-sha256=ed3c54907dafcf3708fd4a4b2450c8c298d619bf620cf74c7db454dd2a7d1cf6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

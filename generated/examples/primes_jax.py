@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=f4f5fa7c5d176ab62c09fd734df9bbefe94e56fcfcd8b2b0a593fe7d183513d1
-# autobatch: inputs-sha256=99381da1d2bdb139590acc5304dadd2ea155cae8e86d4dfeeec004150cd20906
+# autobatch: source-sha256=c06daa8fe3a5fd76693d597d5f35e1bf1b05819710c350fdb04f5794df846aba
+# autobatch: inputs-sha256=9911c1f5fad88dacabd690b109f666cb0f54dd44fc5ba4954af31485272e49a3
 # autobatch: body-sha256=444cda48b1f789d0ea1f70461ebfcbd7a27120aee183f535204e81af22cdc382
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=1642e8fd0326e5ea4a72d66e0d1034ec8fe130c0d41fdac4d9fa8a799d11755c
-# autobatch: inputs-sha256=1876ef831c0209213f340a3932d24b587f7b4a8c3a62d6423cabeb6278800f7f
+# autobatch: source-sha256=13f2154a9a675e84cdd8e8d9e8a1d22c90aef62fc438dbe693a04431058653e9
+# autobatch: inputs-sha256=ddaf22ac75348d508d019500ca45f16ea57da9bc26247546691586971e290406
 # autobatch: body-sha256=7f4808fb7753a5051b4b4665b30244afc7607a6a7e911b80cb35f04aee4548d7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

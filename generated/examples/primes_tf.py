@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=425f3896debf09a1a48008354e7d04646e2b1cd69e096b9dc2140344c29dc370
-# autobatch: inputs-sha256=c93e8b2f56dc13efeb1a4cd752d61174b1a2534b934cc27623970df70878572a
+# autobatch: source-sha256=50ad2da4184904c31da2d282f8b51f71941e0098c4abb15ff9807a80b5d70073
+# autobatch: inputs-sha256=18419f6246d4cb7b33c74a35888e11e91a11a82c92eff812baf0f1a63ccfe24c
 # autobatch: body-sha256=b81c1e4e1b89121d8d4acf0d114c8a568d00f97d5874d14bdff13a9037b5253a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

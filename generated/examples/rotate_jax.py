@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=0b73dc38d77238af6f3cc63253c6d23d233289f3455102fb78f13448e17580ab
-# autobatch: inputs-sha256=5ed67658a6bec97c4d72611a12ee5b536fa6c4f07f03599dcb0e1b8b5f0685fc
+# autobatch: source-sha256=3f5ca899754fca75d84ded815d11204cc689877a57c9d1e39206f664866553f0
+# autobatch: inputs-sha256=a9a645cbc6d7e049dd83cb8026a1d920c95c5db543aaf8dea06846dac5edd11e
 # autobatch: body-sha256=967863f28aa2e236cc6fa2e99bb9204da852292a3762c2628ca8fbec8399625d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=b0adfee6544de9d922717aa03a6f7966d5b0bef8e098127de824a66a8f7d830c
-# autobatch: inputs-sha256=3b2b5a40c018b170442fa02011de981a7ccb88000626b1e527e6b67efb9862bf
+# autobatch: source-sha256=1605a0042ed740e74f6b41ad648f03f4d3e9f0fd15bb525f835edd86ad34dba1
+# autobatch: inputs-sha256=1b30f6ef607a3459d0bb016d2fad34d82c4bcf158ea62ba28398f5cbdeb78e24
 # autobatch: body-sha256=cb0373dd853e439732c6c5be2046a5e81572f560abbd2852bc373c8a0d546d23
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=0a0e486feefe94d719eab31e98db0309dddd1e2d8c84443405144345c05a56a0
-# autobatch: inputs-sha256=c78d0a87e08a668c4c07cf16dc4f5912bff20a4c2fdbe18a0d9f0c49a562db6c
+# autobatch: source-sha256=515bbeb1c98ecc60458efd4d8ad77a96041b7881534f1d3edad6326415a3392a
+# autobatch: inputs-sha256=71a1c2ac799dcc5c3a38d28767ea82283c9852c8bb817c43965bbe62a83bf202
 # autobatch: body-sha256=9a27754ebbcf056943f4195d4f393b17523c6cd3f5bac5b74d4d1dc409f36cc0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=171a186a1e00cd57737c08996070a6d58dacc50c8a8edd4b2e6b2cc5cca3df3f
-# autobatch: inputs-sha256=5310bbd85fb9a9a9616a34bc3f5dc94ccb2e127fdeb90dd32c0cdce78564be7b
+# autobatch: source-sha256=8ef91d4f4146679ea77c814611f9e3a28fbac86334c86e5bfc2bfe2537f39bfa
+# autobatch: inputs-sha256=abba369f1be04bedf49ece6fdc0572bdd533eb84a568b8350043a5429db8ab13
 # autobatch: body-sha256=6c91182aff57774800649d345d0cab039b0b0787c001afcca3207853a4518d67
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

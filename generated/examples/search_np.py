@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=4889b599d3c0b39fd2444496e7a360938f91a52e53c0710b9bc33842dea233b8
-# autobatch: inputs-sha256=0dd71198578608d05aa57acfe70e5f0e054a31d22b27cca2b52ec021e60376d1
+# autobatch: source-sha256=8589db4403986ebb89de6042696e15ecfd0e339f7a2cc74e27008a455a20bd68
+# autobatch: inputs-sha256=73883c1203f8009db6d63ea28b89b1d3e2945dff513575e915a3033abcc5d6e4
 # autobatch: body-sha256=d9465dd6c703882764a513b13a1adae20c61ea573cd1b038e7c073f2842a24d1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=bf6a455bf7af187a2608db345a6292ee1d8d4980230719b75b8dff9a76ca2087
-# autobatch: inputs-sha256=874576c8860d32107cfdf54ad83317aea276c983fbda05f21b84fb1710cb74ec
+# autobatch: source-sha256=9be885201130805bf9a4377766e7f49f6984f6e1e7d75f3c24d0b2d313feb867
+# autobatch: inputs-sha256=2d20f479ef4671e5b0ddd62472320f89d0307f1dd6a4b7835c24de3f79654de4
 # autobatch: body-sha256=e4c83d84a364d98a0ea749265a64cff6045f1c39091ef315fdb6f8e88492d7cd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=36fa94494fd0ad28b3ceac3051b185ba26c6eac375ea3b785ec053a4661cb970
-# autobatch: inputs-sha256=aff170f422d08809339fd3c558a9e7b0f3c6c215e8b9aa70966d9cd5c52d8110
+# autobatch: source-sha256=161f7fdf1ebc8566a5692e506852a238bf59728e20537a8f3fddd8b51da8dc0e
+# autobatch: inputs-sha256=8519413f4f984cbc3083e9d9d2eccac8d699cf75ac7e46b10645a6b5939065d6
 # autobatch: body-sha256=875cc0bfdca3450e9097f9ad10119ec4b0b34f90f702c81ae98df4b981e361d0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=112c1841bb0ecfd604f0e9c7cef1587160a13983dc1f88956b0524087d434be0
-# autobatch: inputs-sha256=d85646a3648042f24ab8fe756ef14cc905d7bc90d5af810c0013c3d96c02538a
+# autobatch: source-sha256=3eb6647ec864702497b9ea602ccb7b8ed6d4f4630ecb73f2726a996e0df87fa2
+# autobatch: inputs-sha256=067b26cec2fff579c72f59419b9ed834e1f4d045b6b1a2880b2017e7e7ed7652
 # autobatch: body-sha256=0b235067d3715cd6b7dd470e3502d935bab6fa65da444030438dce9655a8a042
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=65aa405cb3bc182fe79faf7541ac1357aa9755cc0d3c31fa68f1d4edca2eb3c9
-# autobatch: inputs-sha256=6b5f754bdb56d8a93495c8977bc9d3396d365f62f0c7b21e5116844f87e053c0
+# autobatch: source-sha256=2844554a13c60969a6c9087a3f2a8b8af9160f5541d16d324a2d113bc786c335
+# autobatch: inputs-sha256=8736ae19df019636d0555800afffe35f4126b6d6e1c0aa2924a06a974403f1f7
 # autobatch: body-sha256=8de0e716a73806ec3e662c101906ac0b8c8016e77dd0ed5a6c8cc976bb18a162
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=36ad5a71bcd77f7adb9400cf90e0404cd4a9ea99acb2239635d9deaf7ccdc6f2
-# autobatch: inputs-sha256=face6c9cb31cb9694716714ce3876494fc09eb4cd41d32c3c5809a313947783e
+# autobatch: source-sha256=46582585846d8e9becbf942e919679c334a263e4015bc994473f3940c387137c
+# autobatch: inputs-sha256=33bfe6b34e1698ab099b7f8fc7516e15f759838b31a7efd509ea7401e8cc36b9
 # autobatch: body-sha256=c4321403648bcc5d02f020fe382ebe4e9ba8c9d45b899a3766b79f531ccc62e8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

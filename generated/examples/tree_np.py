@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=07de08c9c22a712ea03971696b98ed431311532892f45cd58b924ebc7853c1eb
-# autobatch: inputs-sha256=a341dbc8d5a718f98d3085eaac6792af0671d2d67ace68124eb9bb6c9d5430bc
+# autobatch: source-sha256=72cd858053087109293525868c0048e243d520f216146a1855e4bcfcd860d4fb
+# autobatch: inputs-sha256=b20126f53f23534a59d9033a3619ae30f64c18bdb086d188560d5df5bc22e9f1
 # autobatch: body-sha256=d2c9f15699d2e6ea4e38317b8c33dc482b4b6436af4325581058a7e92093074d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=5a457ae4e83d43761dca678953a4fd497b6f6d8a3f71263424215bf257a236ee
-# autobatch: inputs-sha256=c4aebd7a87db47cecad7cff081e98d333dbb87a2d3e359a24916bfaf2020f1cb
+# autobatch: source-sha256=45f35056bdbb3809e9c1d68efae7d8754a671657093d713121143629f03dcacd
+# autobatch: inputs-sha256=9d2657f0e6676f50a8d58fe11c60b6e3e9f17757a12aaa699c43c237c6413eef
 # autobatch: body-sha256=97093650f0717711c67861775cc8f036edd22fb32a68c6862fda528263736c32
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=c5ee6b7ca85a8b5ba433ea25bd0749fb727bc7b8be7f863adeae32b53188a61e
-# autobatch: inputs-sha256=5a661816ad97e4a040d5798d564cd998e0dfc7b95bedbd0540e90e113b372b60
+# autobatch: source-sha256=c4854dddddc2b67332ed93c16c11b2c0339ff6531193130db4f849e69a79accc
+# autobatch: inputs-sha256=22ec7dc62353ecf132ee7104057761f851943cea9b4960d395b731fc55641f28
 # autobatch: body-sha256=dfecfd64276ffb505ff46d9924725083e37da89588571e7b1b7c7478ef710c55
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=dac46d8539c2edb05635e8c188f56840e1d477d64c12644eb99f08107c48c795
-# autobatch: inputs-sha256=02ddeac25dab55a69f2e8bf2aab5696727914b9bb6e401505f744ff2ee22cbe1
+# autobatch: source-sha256=11ec2b8569d1e8d21f2c45614e271d9fbb75cbaf36c771d502c1a8f358fa03c6
+# autobatch: inputs-sha256=3255eed3fd63f9eae6cfc09701c1b52a75829f421453bb14ce080453d0b4c965
 # autobatch: body-sha256=8ff842f58cec9d62a3a804618ae4abc8321ffc22f4f001c090ac0d2664b4a251
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

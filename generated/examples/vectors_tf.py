@@ -5,8 +5,8 @@
 # autobatch: runtime=9
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=81d142d86d3cd279d54f12bf9a82cfacfe10056df2198b54e6f3a548a96aa4a0
-# autobatch: inputs-sha256=6b6e97bae50c47a47c4ecb2ceadc26ad0e56f814ad2b131a47e04ccdada38212
+# autobatch: source-sha256=e9b325a6fffb585e6507a50d933ec94218e92e5ee98befc923e51d5843586a30
+# autobatch: inputs-sha256=794ed40387cd821ddfae78597193489d9fb68c2302e356fb99d32971e6fff8a4
 # autobatch: body-sha256=8e0f3f066641f54f9f08e283f1479fb375aa9b93273b814780ba33001bb857ea
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

@@ -159,6 +159,13 @@ def entry_at(ctx, name, signature, backend, cache=None, mode="", caller=None):
         else:
             text = writer.generate(ctx, relpath, root, path, backend, text, (name, signature, mode))
     module = loader.import_file(path, text)
+    if key_text not in module.PROGRAMS and T.is_symbolic(signature):
+        # The module was written with the sizes this program was called
+        # with, as a program that computes with a size's value is (a later
+        # backend's first call finds it so): `entry` runs the call's own.
+        from transpiler import sizes
+
+        raise sizes.NotSizeGeneric(f"{key_text} is held at the sizes it was called with")
     entry = module.PROGRAMS[key_text]
     if module.CLOSURES[key_text]:
         entry = entry(

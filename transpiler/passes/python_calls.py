@@ -22,7 +22,8 @@ import numpy as np
 
 from transpiler.frontend.narrowing import PRESENT
 from transpiler.passes.python_values import ValueQueries, after, call_node, name_node, text_of
-from autobatch_runtime.array_methods import METHODS, REDUCTIONS, RUNNING
+from autobatch_runtime.array_methods import METHODS
+from transpiler.passes.array_calls import library_method, literal_arguments
 from transpiler.passes.subscript_syntax import _static_int
 from transpiler.passes.subscripts import SubscriptError, is_ragged_value
 
@@ -246,17 +247,18 @@ class BuiltinCalls(ValueQueries):
         return self.done(call_node(f"py_list_{func.attr}", items, value))
 
     def array_reduction(self, node):
-        """`v.sum()`, `v.max(axis=0)`, `m.argmax()`, `v.cumsum()`, `m.flatten()`
-        of a per-example array, and the library's functions of the same
-        names (`np.sum(v)`, `np.max(v, axis=0)`, `np.cumsum(v)`): NumPy's
-        method on the example's array, `py_array_method(method, v, axis)`
+        """`v.sum()`, `v.max(axis=0)`, `m.argmax()`, `v.cumsum()`, `m.flatten()`,
+        `m.transpose()` of a per-example array, and the library's functions
+        of the same names (`np.sum(v)`, `np.max(v, axis=0)`, `np.cumsum(v)`,
+        `np.sort(m, axis=0)`, `np.roll(v, 2)`, `np.flip(m)`): NumPy's method
+        on the example's array, `py_array_method(method, v, axis, shift)`
         (autobatch_runtime/array_methods.py; TensorFlow's tensors have no such
-        methods, and JAX's and NumPy's would reduce the batch axis too).  A
+        methods, and JAX's and NumPy's would reach across the batch).  A
         Python list has none of them: refused.  Other arguments (`keepdims`,
-        `dtype`, an axis that is not a literal) are left to the refusal of a
-        method that moves the batch axis."""
+        `kind`, an axis that is not a literal: transpiler/passes/array_calls.py)
+        are left to the refusal of a call that moves the batch axis."""
         func, args = node.func, list(node.args)
-        method = _library_method(self.function(node)) if args else None
+        method = library_method(self.function(node)) if args else None
         if method is not None:  # `np.sum(v)`, `np.max(v, axis=0)`: the method of v
             values, args = args[0], args[1:]
             if method == "tf_mean":
@@ -268,7 +270,7 @@ class BuiltinCalls(ValueQueries):
             method, values = func.attr, func.value
         else:
             return None
-        info = self.info(values)
+        info = self.info(values) or self.info(self.rewritten(values))
         if info is None or not info.batched or not info.shape:
             return None
         lists = getattr(self.values, "list_names", frozenset())
@@ -279,14 +281,22 @@ class BuiltinCalls(ValueQueries):
                 f"AttributeError); call the builtin (`sum(v)`, `max(v)`) or make it an array "
                 "(`np.array(v)`)"
             )
-        axes = [k.value for k in node.keywords] + args
-        if len(axes) > 1 or any(k.arg != "axis" for k in node.keywords):
+        given = literal_arguments(method, args, node.keywords)
+        if given is None:
             return None
-        axis = _static_int(axes[0]) if axes else None
-        if axes and axis is None:
-            return None
-        arguments = [ast.Constant(method), self.visit(values)]
-        return self.done(call_node("py_array_method", *arguments, *([ast.Constant(axis)] if axes else [])))
+        extra = [given.get("axis"), given["shift"]] if "shift" in given else list(given.values())
+        arguments = [ast.Constant(method), self.visit(values)] + [ast.Constant(a) for a in extra]
+        return self.done(call_node("py_array_method", *arguments))
+
+    def rewritten(self, node):
+        """A rewritten copy of `node`, to learn its value where the node as
+        written cannot be evaluated on the backend's placeholders
+        (`np.sort(m[0])` of a TensorFlow tensor); `node` is left as it is."""
+        changed = self.changed
+        try:
+            return self.visit(copy.deepcopy(node))
+        finally:
+            self.changed = changed
 
     def bit_length(self, node):
         """`n.bit_length()` of a per-example int (NumPy's ints have no such
@@ -536,28 +546,6 @@ class BuiltinCalls(ValueQueries):
                 )
             return self.done(name_node(cls.__name__))
         raise SubscriptError(f"`{text_of(node)}`: type() of a per-example array or tuple; use isinstance()")
-
-
-def _library_method(function) -> Optional[str]:
-    """The array method `function` is where NumPy, jax.numpy or TensorFlow
-    names it (`np.sum`, `jnp.argmax`, `np.cumsum`, `np.ravel`,
-    `tf.reduce_max`: "sum", "argmax", "cumsum", "ravel", "max"), else None.
-    Run on the batch, such a call with no axis reaches across examples, and
-    `axis=1` is the example's axis 0 (both were refused): per example it is
-    the method of the example's array.  TensorFlow's mean keeps an int dtype
-    ("tf_mean": only a float mean is NumPy's), and its cumsum runs along
-    axis 0 by default (not translated)."""
-    if function is None:
-        return None
-    if function is np.amax or function is np.amin:
-        return function.__name__[1:]
-    jnp, tf = sys.modules.get("jax.numpy"), sys.modules.get("tensorflow")
-    for name in REDUCTIONS + RUNNING + ("ravel",):
-        if function is getattr(np, name) or (jnp is not None and function is getattr(jnp, name, None)):
-            return name
-        if tf is not None and name in REDUCTIONS and function is getattr(tf, "reduce_" + name, None):
-            return "tf_mean" if name == "mean" else name
-    return None
 
 
 def _builtin_name(function) -> Optional[str]:

@@ -407,9 +407,16 @@ class _Rewriter(ast.NodeTransformer):
         shape = None if value is _UNKNOWN else self.values.event_shape(value)
         if shape is None:
             return node
-        if node.attr in ("T", "mT"):
+        if node.attr == "T":
+            # NumPy's `.T` of the example's array: its axes reversed (an
+            # array of one axis is itself), the batch axis left first
+            # (autobatch_runtime/array_methods.py)
+            self.changed = True
+            arguments = [ast.Constant("transpose"), node.value]
+            return ast.Call(ast.Name("py_array_method", ast.Load()), arguments, [])
+        if node.attr == "mT":
             raise SubscriptError(
-                f"`.{node.attr}` of a per-example array would move the batch axis: "
+                "`.mT` of a per-example array would move the batch axis: "
                 "use np.swapaxes(x, -1, -2) (or tf.linalg.matrix_transpose)"
             )
         self.changed = True

@@ -16,8 +16,9 @@ batched loop.  Everything between two subtrees (joining a subtree to the
 trajectory, ending a transition, writing its row, adapting, starting the
 next transition and subtree) is one more block, written without branches,
 and Stan's step size search takes its leapfrog steps in the same loop: a
-chain passes through three blocks, over and over, so chains that drift
-apart still meet at one of them (`make_programs`, docs/sampler.md).
+chain passes through two blocks, over and over (the leapfrog step, which
+also tests the outer loop, and the step between two subtrees), so chains
+that drift apart still meet at one of them (`make_programs`, docs/sampler.md).
 
 Warm-up is Stan's:
 
@@ -123,9 +124,10 @@ def make_programs(target, max_tree_depth=10, target_accept=0.8, context=None):
     below `schedule.num_warmup`), writing transition `first + k` into row `k`
     of each chain's buffers, and returns a `Chunk`.
 
-    Chains pass through three blocks again and again: the leapfrog step (the
-    inner `while`), the outer `while`'s test, and the step between two
-    subtrees (the top of the outer `while`), which ends a subtree and
+    Chains pass through two blocks again and again: the leapfrog step (the
+    inner `while`, whose exit tests the outer `while` at once: the
+    compiler's jump threading), and the step between two subtrees (the top
+    of the outer `while`), which ends a subtree and
     starts the next one, and at a transition's end writes the row, adapts,
     and starts the next transition.  That step is written without branches
     (each `x = a if c else b` is a per-chain choice, computed for every

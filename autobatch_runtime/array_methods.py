@@ -7,11 +7,15 @@ the batch as written, each would reach across examples or move the batch axis.
 Shapes: values [batch, *event].  With no axis a reduction reduces every
 per-example axis ([batch]), and `cumsum`, `cumprod`, `argmax` and `argmin`
 work on the example's flattened array ([batch, size]), as NumPy's do;
+`py_matmul(a, b, a_rank, b_rank)` is `a @ b` (and `np.dot`, `np.matmul`) of
+each example's arrays (`matrix_product`).
+`np.linalg.norm(x)` (with no `ord`) is the method "norm", reduced as a sum is:
+the 2-norm of a vector, the Frobenius norm of a matrix.
 `axis=k` is the example's axis k, the batch's k + 1 (a negative axis counts
 from the end, the same on both).  `flatten` and `ravel`: [batch, size]; `transpose`, `flip`, `sort`, `roll`: the
 example's shape (`ARRANGING`).
 The dtypes are NumPy's: a sum, product or running sum of bools or ints is
-int64 (`accumulator`), a mean float64, `any` and `all` bool, `argmax` and `argmin` int64.
+int64 (`accumulator`), a mean or norm float64, `any` and `all` bool, `argmax` and `argmin` int64.
 """
 
 import numpy as np
@@ -62,6 +66,8 @@ def numpy_api_methods(xp):
         if method in ("argmax", "argmin"):
             return getattr(xp, method)(values, axis=batch_axis(axis)).astype(xp.int64)
         axes = tuple(range(1, values.ndim)) if axis is None else batch_axis(axis)
+        if method == "norm":
+            return xp.sqrt(xp.sum(_squares(xp, values), axis=axes))
         if method in ACCUMULATING:
             values = values.astype(accumulator(values.dtype))
         if method == "mean":
@@ -74,6 +80,16 @@ def numpy_api_methods(xp):
         return getattr(xp, method)(values, axis=axes)
 
     return py_array_method
+
+
+def _squares(xp, values):
+    """|x|**2 of each element, in NumPy's dtype for a norm (float64 for ints
+    and bools)."""
+    if values.dtype.kind in "biu":
+        values = values.astype(xp.float64)
+    if values.dtype.kind == "c":
+        return (values * xp.conj(values)).real
+    return values * values
 
 
 def arranging_axes(method, rank, axis):
@@ -101,3 +117,47 @@ def _arranged(xp, method, values, axis, shift):
         flat = values.reshape(values.shape[0], -1)
         return xp.roll(flat, shift, axis=1).reshape(values.shape)
     return xp.roll(values, shift, axis=axes)
+
+
+def matrix_product(as_arrays, matmul):
+    """`py_matmul` for one array library: `as_arrays(a, b)` gives its arrays
+    (of one dtype where it needs one), `matmul(a, b)` its batched product."""
+
+    def py_matmul(a, b, a_rank, b_rank):
+        """`a @ b` of each example's arrays, NumPy's matmul: a vector is a row
+        on the left and a column on the right, and stacks of matrices
+        broadcast.  `a_rank`, `b_rank` are the per-example ranks; an operand
+        with one axis more is batched ([batch, *example]), one without is
+        the same for every example.  Written as is, `v @ m` on the batch
+        would multiply the [batch, n] matrix of every example's v by m."""
+        a, b = as_arrays(a, b)
+        if a_rank == 0 or b_rank == 0:
+            raise ValueError("matmul: an operand is a number per example, which NumPy refuses; use `*`")
+        a_shape, b_shape = tuple(a.shape)[a.ndim - a_rank :], tuple(b.shape)[b.ndim - b_rank :]
+        inner = b_shape[-2] if b_rank > 1 else b_shape[-1]
+        if None not in (a_shape[-1], inner) and a_shape[-1] != inner:
+            raise ValueError(
+                f"matmul: per example, shapes {a_shape} and {b_shape} do not align "
+                f"({a_shape[-1]} != {inner}), as NumPy would say on each example"
+            )
+        a = a[..., None, :] if a_rank == 1 else a  # [(batch), ..., 1, n]
+        b = b[..., None] if b_rank == 1 else b  # [(batch), ..., n, 1]
+        top = max(a_rank, b_rank, 2)
+        a, b = _stacked(a, max(a_rank, 2), top), _stacked(b, max(b_rank, 2), top)
+        out = matmul(a, b)  # [(batch), ..., rows, columns]
+        if a_rank == 1 and b_rank == 1:
+            return out[..., 0, 0]
+        if b_rank == 1:
+            return out[..., 0]
+        return out[..., 0, :] if a_rank == 1 else out
+
+    return py_matmul
+
+
+def _stacked(operand, rank, top):
+    """A batched operand of per-example rank `rank` given `top - rank` axes of
+    one after its batch axis, so that its stack axes broadcast against the
+    other operand's per example, not against the batch."""
+    if operand.ndim == rank or rank == top:
+        return operand  # the same for every example, or already as deep
+    return operand[(slice(None),) + (None,) * (top - rank)]

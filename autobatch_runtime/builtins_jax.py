@@ -26,7 +26,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from autobatch_runtime.common import PYTHON_HELPERS, list_join
-from autobatch_runtime.array_methods import numpy_api_methods
+from autobatch_runtime.array_methods import matrix_product, numpy_api_methods
 
 __all__ = list(PYTHON_HELPERS)  # what the backend re-exports
 
@@ -362,6 +362,7 @@ def py_list_count(items, x):
 
 py_list_join = list_join(jnp)  # `a + b` of two lists per example (common.py)
 py_array_method = numpy_api_methods(jnp)  # `v.sum()`, `v.cumsum()` per example (array_methods.py)
+py_matmul = matrix_product(lambda a, b: (jnp.asarray(a), jnp.asarray(b)), jnp.matmul)  # `a @ b` per example
 
 
 def py_not(value):

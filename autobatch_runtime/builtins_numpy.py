@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from autobatch_runtime.common import PYTHON_HELPERS, list_join
-from autobatch_runtime.array_methods import numpy_api_methods
+from autobatch_runtime.array_methods import matrix_product, numpy_api_methods
 
 __all__ = list(PYTHON_HELPERS)  # what the backend re-exports
 
@@ -354,6 +354,7 @@ def py_list_count(items, x):
 
 py_list_join = list_join(np)  # `a + b` of two lists per example (common.py)
 py_array_method = numpy_api_methods(np)  # `v.sum()`, `v.cumsum()` per example (array_methods.py)
+py_matmul = matrix_product(lambda a, b: (np.asarray(a), np.asarray(b)), np.matmul)  # `a @ b` per example
 
 
 def py_not(value):

@@ -19,6 +19,7 @@ from autobatch_runtime.array_methods import (
     accumulator,
     arranging_axes,
     batch_axis,
+    matrix_product,
 )
 
 __all__ = list(PYTHON_HELPERS)  # what the backend re-exports
@@ -396,6 +397,11 @@ def py_array_method(method, values, axis=None, shift=None):
     if method in RUNNING:
         return getattr(tf.math, method)(values, axis=batch_axis(axis))
     axes = list(range(1, values.shape.rank)) if axis is None else batch_axis(axis)
+    if method == "norm":  # NumPy's 2-norm (Frobenius for a matrix), float64 for ints
+        if not (values.dtype.is_floating or values.dtype.is_complex):
+            values = tf.cast(values, FLOAT)
+        squares = tf.math.real(values * tf.math.conj(values)) if values.dtype.is_complex else values * values
+        return tf.sqrt(tf.reduce_sum(squares, axis=axes))
     if values.dtype == tf.bool and method in ("max", "min"):
         method = "any" if method == "max" else "all"  # NumPy's max of bools is a bool
     if method in ("any", "all"):
@@ -411,6 +417,18 @@ def py_array_method(method, values, axis=None, shift=None):
         nan = tf.reduce_any(tf.math.is_nan(values), axis=axes)
         result = tf.where(nan, tf.constant(np.nan, values.dtype), result)
     return result
+
+
+def _matmul(a, b):
+    """TensorFlow's batched matmul, with NumPy's product of bools (true
+    where some pair of elements is: TF multiplies numbers only)."""
+    if a.dtype == tf.bool:
+        product = tf.linalg.matmul(tf.cast(a, tf.int32), tf.cast(b, tf.int32))
+        return product > 0
+    return tf.linalg.matmul(a, b)
+
+
+py_matmul = matrix_product(_tensors, _matmul)  # `a @ b` per example (array_methods.py)
 
 
 def _arranged(values, method, axis, shift):

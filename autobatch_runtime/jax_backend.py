@@ -71,6 +71,10 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+# rt.jax_numpy: NumPy's functions of per-example values, as a JAX program calls
+# them (transpiler/passes/numpy_on_jax.py: `np.abs(g)` is `rt.jax_numpy.abs(g)`)
+jax_numpy = jnp
+
 from autobatch_runtime.common import (  # re-exported: generated code reads rt.<name>
     DEFAULT_MAX_STACK_BYTES,
     Entry,

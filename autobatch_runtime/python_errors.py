@@ -144,6 +144,16 @@ def unbound_errors(name):
     )
 
 
+def empty_errors(function):
+    """What `max` or `min` of an empty comprehension raises (no default=:
+    frontend/comprehensions.py), in this Python's words."""
+    try:
+        getattr(builtins, function)(())
+    except ValueError as error:
+        return (("ValueError", str(error)),)
+    raise AssertionError(f"{function}(()) raised nothing")
+
+
 def none_errors(name):
     """What using local `name` as a number raises where it is None
     (`r * 2`, `r < 3`, `abs(r)`: passes/python_comparisons.py)."""
@@ -356,6 +366,12 @@ def helpers(ops):
         (passes/unbound.py): the block stops the examples where it is False."""
         return assigned
 
+    def py_nonempty(found, value, function):
+        """`max` or `min` of a comprehension, `value`, read where it may have
+        had no element (`found` False): the block stops those examples
+        (python_error "empty"), as Python raises ValueError."""
+        return value
+
     def py_not_none(present, value, name):
         """An optional's value, read as a number where Python would use it
         as one (passes/python_comparisons.py): the block stops the examples
@@ -363,7 +379,7 @@ def helpers(ops):
         return value
 
     def _raises(error, operation, operands):
-        if operation in ("bound", "none"):
+        if operation in ("bound", "none", "empty"):
             return ~operands[0]
         if operation.startswith("powmod"):
             _, exponent, modulus = operands
@@ -444,6 +460,7 @@ def helpers(ops):
         "py_range_step": py_range_step,
         "py_shift_count": py_shift_count,
         "py_not_none": py_not_none,
+        "py_nonempty": py_nonempty,
     }
 
 

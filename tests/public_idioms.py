@@ -518,3 +518,93 @@ def circular(v):
 def tuple_times_list(a, b):
     pair = (a, b)
     return pair * [2, 3]  # <-- a tuple times a list
+
+
+# ---- Matrix products: `@`, np.dot, .dot, np.linalg.norm --------------------
+
+TURN = np.array([[0.0, -1.0], [1.0, 0.0]])  # a quarter turn, a module constant
+
+
+@ctx.batch
+def dominant_eigenvalue(a):
+    """Power iteration, as numerical-methods notes write it: until the
+    Rayleigh quotient settles (a different number of steps per example)."""
+    b = np.ones(len(a))
+    value = 0.0
+    for step in range(200):
+        c = a @ b
+        b = c / np.linalg.norm(c)
+        new = b @ a @ b
+        if abs(new - value) < 1e-10:
+            return new, step
+        value = new
+    return value, -1
+
+
+@ctx.batch
+def gradient_descent(x, y):
+    """Least squares by gradient descent until the gradient is small."""
+    w = np.zeros(x.shape[1])
+    steps = 0
+    while steps < 300:
+        grad = x.T @ (x @ w - y) / len(y)
+        if abs(grad).max() < 1e-8:
+            break
+        w = w - 0.2 * grad
+        steps += 1
+    return w[0], w[1], steps
+
+
+@ctx.batch
+def products(v, w, m):
+    """Each kind of operand: vector with vector, matrix with vector, vector
+    with matrix (wrong on the batch as written: `v @ m` took the batch of
+    vs for a matrix), a constant matrix, the methods and functions."""
+    return (
+        v @ w,
+        (m @ v)[0],
+        (v @ m)[2],
+        (m @ m)[1, 2],
+        np.dot(v, w) + v.dot(w) + np.inner(v, w),
+        np.dot(m, v)[1] + m.dot(v)[2] + np.matmul(v, m)[0],
+        (TURN @ v[:2])[0] + TURN.dot(w[:2])[1] + (v[:2] @ TURN)[1],
+        np.dot(2, v)[1],
+        np.linalg.norm(v),
+        np.linalg.norm(m, axis=0)[1],
+    )
+
+
+@ctx.batch
+def steps_to_reach(adj, start, goal):
+    """Reachability by boolean matrix products: the walk length at which
+    goal is first reachable from start."""
+    reach = adj.copy()
+    for k in range(1, len(adj) + 1):
+        if reach[start, goal]:
+            return k
+        reach = reach | (reach @ adj)
+    return -1
+
+
+@ctx.batch
+def walks(adj, n):
+    """Walks of length n, counted by an int matrix power."""
+    m = adj.copy()
+    for _ in range(n - 1):
+        m = m @ adj
+    return m.sum()
+
+
+@ctx.batch
+def list_matmul(v):
+    return [1, 2, 3] @ v  # <-- Python lists have no `@`
+
+
+@ctx.batch
+def number_matmul(x, v):
+    return x @ v  # <-- NumPy refuses a number in matmul
+
+
+@ctx.batch
+def dot_of_stacks(s, m):
+    return np.dot(s, m)[0, 0, 0]  # <-- np.dot of 3-d arrays

@@ -367,6 +367,76 @@ def weighted_edges(edges, w):
     return total + first - second
 
 
+# ---- reductions of comprehensions, as one-liners write them ------------------
+
+PRIMES = (2, 3, 5, 7)
+
+
+@batch
+def fib(n):
+    if n < 2:
+        return n
+    return fib(n - 1) + fib(n - 2)
+
+
+@batch
+def number_facts(n):
+    """Trial division and perfect numbers, the way tutorials write them:
+    `all` stops at the first divisor, and `n > 1 and` keeps it from running
+    for 0 and 1."""
+    prime = n > 1 and all(n % d for d in range(2, n))
+    perfect = sum(d for d in range(1, n) if n % d == 0) == n
+    return prime, perfect, all(n % p != 0 for p in PRIMES), sum(fib(k) for k in range(n % 9))
+
+
+@batch
+def comprehension_scope(v, t):
+    """A comprehension's variable is its own: `x` keeps its value."""
+    x = t * 100
+    s = sum(x for x in v)
+    return x + s, sum(x > t for x in v), sum(1 for x in v if x > t), len([x for x in v if x < t])
+
+
+@batch
+def adjacent_pairs(v, w):
+    """`any` that indexes by the loop variable, pairs with two `for`s,
+    `max` over `zip`, `min` with a default."""
+    n = len(v)
+    sorted_already = not any(v[i] > v[i + 1] for i in range(n - 1))
+    pairs = sum(v[i] * v[j] for i in range(n) for j in range(i + 1, n))
+    spread = max(abs(a - b) for a, b in zip(v, w))
+    return sorted_already, pairs, spread, min((x for x in v if x > w[0]), default=-1)
+
+
+@batch
+def passes_to_sort(v):
+    """A `while` whose test is a comprehension, evaluated again each trip."""
+    v = v.copy()
+    passes = 0
+    while any(v[i] > v[i + 1] for i in range(len(v) - 1)):
+        for i in range(len(v) - 1):
+            if v[i] > v[i + 1]:
+                v[i], v[i + 1] = v[i + 1], v[i]
+        passes += 1
+    return passes
+
+
+@batch
+def nested_comprehensions(m, t):
+    """Rows of a matrix, a reduction inside a reduction."""
+    return (
+        max(sum(x for x in row) for row in m),
+        any(any(x == t for x in row) for row in m),
+        sum(float(x) for x in m[0]) / 2,
+        max([m[i][i] for i in range(len(m))]),
+    )
+
+
+@batch
+def largest_above(v, t):
+    return max(x for x in v if x > t)  # <-- largest_above: empty where nothing is above t
+
+
 # ---- refused when the program is built (BatchTypeError) ----------------------
 
 

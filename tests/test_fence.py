@@ -312,8 +312,8 @@ CASES = [
         """
         @ctx.batch
         def f(n):
-            total = sum(i for i in range(3))  # <-- here
-            return n + total
+            total = (i for i in range(3))  # <-- here
+            return n + sum(total)
         """,
         1,
         "generator expression",

@@ -88,14 +88,32 @@ def test_numpy_program_on_tensorflow_names_the_line():
         L.uses_numpy(np.array([1.0]), backend="tensorflow")
 
 
-@pytest.mark.parametrize(
-    "name, dtype, library", [("uses_numpy", np.float64, "numpy"), ("uses_tensorflow", np.float32, "tensorflow")]
-)
-def test_foreign_primitives_on_jax_name_the_line(name, dtype, library):
+def _generated_text(name, suffix):
+    import glob
+    import os
+
+    (path,) = glob.glob(os.path.join(L.ctx.generated_dir, "**", f"language_{suffix}.py"), recursive=True)
+    with open(path) as f:
+        return f.read()
+
+
+def test_tensorflow_primitives_on_jax_name_the_line():
     from transpiler import BatchTypeError
 
-    with pytest.raises(BatchTypeError, match=rf"language\.py:\d+.*a {library} value, not a JAX array"):
-        getattr(L, name)(np.array([1.0], dtype), backend="jax")
+    with pytest.raises(BatchTypeError, match=r"language\.py:\d+.*a tensorflow value, not a JAX array"):
+        L.uses_tensorflow(np.array([1.0], np.float32), backend="jax")
+
+
+def test_numpy_primitives_run_on_jax_as_jax_numpy():
+    """`np.sqrt(np.abs(x)) + np.maximum(x, 0.0) + np.hypot(x, 1.0)` on the JAX
+    backend: jax.numpy's functions of the same names (NumPy's would meet the
+    jitted loop's tracers and fail)."""
+    x = np.array([1.0, -4.0, 0.25, -0.0, 9.0])
+    got = np.asarray(L.uses_numpy(x, backend="jax"))
+    np.testing.assert_allclose(got, [L.ctx.plain("uses_numpy")(v) for v in x], rtol=1e-15)
+    np.testing.assert_allclose(L.uses_numpy(x, backend="numpy"), got, rtol=1e-15)
+    assert "rt.jax_numpy.sqrt(rt.jax_numpy.abs(x))" in _generated_text("uses_numpy", "jax")
+    assert "rt.jax_numpy" not in _generated_text("uses_numpy", "np")
 
 
 @pytest.mark.parametrize("backend", ["numpy", "tensorflow", "jax"])

@@ -346,3 +346,52 @@ def test_arranging_an_array_is_the_examples(mode):
     want = per_example("circular", v)
     for k, leaf in enumerate(got):
         np.testing.assert_array_equal(leaf, np.array([row[k] for row in want]))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_matrix_products_are_the_examples(mode):
+    """`a @ b`, `np.dot`, `.dot`, `np.inner`, `np.matmul` and `np.linalg.norm`
+    of each example's arrays, with vectors, matrices, constants and bools
+    (as written, the batch axis was a matrix's rows: `v @ m` and `v @ w`
+    gave wrong answers where the batch size equals n; others were refused
+    with NumPy's shape error)."""
+    rng = np.random.default_rng(8)
+    for batch in (3, 5):  # 3: the batch size equals the vectors' length
+        v, w = rng.normal(size=(batch, 3)), rng.integers(-3, 4, (batch, 3))
+        m = rng.normal(size=(batch, 3, 3))
+        got = [np.asarray(leaf) for leaf in P.products(v, w, m, **MODES[mode])]
+        want = per_example("products", v, w, m)
+        for k, leaf in enumerate(got):
+            np.testing.assert_allclose(leaf, [row[k] for row in want], rtol=1e-12, err_msg=str(k))
+    a = rng.normal(size=(6, 4, 4))
+    a = a + np.transpose(a, (0, 2, 1))  # symmetric: real eigenvalues
+    got = [np.asarray(leaf) for leaf in P.dominant_eigenvalue(a, **MODES[mode])]
+    want = per_example("dominant_eigenvalue", a)
+    np.testing.assert_allclose(got[0], [row[0] for row in want], rtol=1e-9)
+    assert got[1].tolist() == [row[1] for row in want] and len(set(got[1].tolist())) > 2
+    x, y = rng.normal(size=(4, 8, 2)), rng.normal(size=(4, 8))
+    x[0] *= 0.2  # slower to converge
+    got = [np.asarray(leaf) for leaf in P.gradient_descent(x, y, **MODES[mode])]
+    want = per_example("gradient_descent", x, y)
+    np.testing.assert_allclose(np.transpose(got[:2]), [row[:2] for row in want], rtol=1e-9)
+    assert got[2].tolist() == [row[2] for row in want] and len(set(got[2].tolist())) > 1
+    adj = rng.random((6, 5, 5)) < 0.25
+    start, goal = rng.integers(0, 5, 6), rng.integers(0, 5, 6)
+    got = np.asarray(P.steps_to_reach(adj, start, goal, **MODES[mode])).tolist()
+    assert got == per_example("steps_to_reach", adj, start, goal) and len(set(got)) > 1
+    adj, n = rng.integers(0, 2, (5, 3, 3)), np.array([1, 2, 3, 5, 4])
+    got = np.asarray(P.walks(adj, n, **MODES[mode])).tolist()
+    assert got == per_example("walks", adj, n)
+
+
+@pytest.mark.parametrize(
+    "name, args, message",
+    [
+        ("list_matmul", (np.ones((2, 3)),), r"Python lists have no `@`"),
+        ("number_matmul", (np.ones(2), np.ones((2, 3))), r"an operand is a number per example"),
+        ("dot_of_stacks", (np.ones((2, 2, 3, 3)), np.ones((2, 3, 3))), r"np.dot of arrays of more than two axes"),
+    ],
+)
+def test_matrix_products_python_refuses_are_refused(name, args, message):
+    with pytest.raises(BatchTypeError, match=r"public_idioms\.py:\d+.*" + message):
+        getattr(P, name)(*args, backend="numpy")

@@ -78,6 +78,12 @@ CASES = {
     "from_the_loop_variable": args(ints(-9, 9), ints(-9, 9, 3)),
     "histogram": args(ints(0, 20, 9)),
     "weighted_edges": args(ints(-9, 9, 4, 2), ints(-3, 3, 3)),
+    # ---- reductions of comprehensions
+    "number_facts": args(ints(0, 40)),
+    "comprehension_scope": args(ints(0, 9, 5), ints(0, 9)),
+    "adjacent_pairs": args(ints(0, 6, 4), ints(0, 9, 4)),
+    "passes_to_sort": args(ints(0, 20, 5)),
+    "nested_comprehensions": args(ints(-5, 5, 3, 3), ints(-5, 5)),
 }
 
 
@@ -163,6 +169,26 @@ def test_iterating_a_number_names_the_line():
         line = _marked_line(SOURCE, "# <-- iterate_a_number")
         assert re.search(rf"python_statements\.py:{line}:", message), message
         assert "one number per example" in message
+
+
+@pytest.mark.parametrize("mode", ["numpy", "tf_graph", "jax"])
+def test_max_of_an_empty_comprehension_raises_pythons_error(mode):
+    """`max(x for x in v if x > t)` where nothing is above t: Python's
+    ValueError stops that example (the others get their maximum)."""
+    v = np.array([[3, 9, 1], [2, 2, 2], [8, 0, 5]])
+    t = np.array([4, 5, 1])
+    with pytest.raises(ValueError) as info:
+        P.largest_above(v, t, **MODES[mode])
+    message = str(info.value)
+    line = _marked_line(SOURCE, "# <-- largest_above: empty where nothing is above t")
+    assert "example(s) [1]" in message and f"python_statements.py:{line}" in message, message
+    try:
+        max(())
+    except ValueError as error:
+        assert str(error) in message
+    fine = np.array([[3, 9, 1], [8, 0, 5]])
+    got = np.asarray(P.largest_above(fine, np.array([4, 1]), **MODES[mode])).tolist()
+    assert got == [9, 8]
 
 
 def _marked_line(path, mark):
@@ -387,6 +413,44 @@ FENCED = [
             return xs
         """,
         "calls a batched function",
+    ),
+    (
+        "generator_kept",
+        """
+        @ctx.batch
+        def f(v):
+            squares = (x * x for x in v)  # <-- here
+            return sum(squares)
+        """,
+        "generator expression is not supported",
+    ),
+    (
+        "filtered_list_kept",
+        """
+        @ctx.batch
+        def f(v):
+            big = [x for x in v if x > 2]  # <-- here
+            return len(big)
+        """,
+        "list comprehension with `if`",
+    ),
+    (
+        "max_with_key",
+        """
+        @ctx.batch
+        def f(v):
+            return max((x for x in v), key=abs)  # <-- here
+        """,
+        "max() with key= is not supported",
+    ),
+    (
+        "reduction_over_a_string",
+        """
+        @ctx.batch
+        def f(n):
+            return sum(1 for c in "abc" if c == "a") + n  # <-- here
+        """,
+        "a `for` loop over a string is not supported",
     ),
     (
         "append",

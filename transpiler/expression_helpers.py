@@ -7,11 +7,12 @@ construction), and the emitter writes them as `rt.<name>`.  One list, so the
 three always agree.
 """
 
-from transpiler.passes import broadcast, python_builtins
+from transpiler.passes import broadcast, numpy_on_jax, python_builtins
 
 # passes/subscripts.py and type inference's `spread`/`cast`
 SUBSCRIPT_HELPERS = ("cast", "take", "lookup", "put", "spread", "repeat", "stack_items", "unpack_rows")
 
 # python_builtins.HELPERS: Python's builtins per example; broadcast.HELPERS:
 # its operators (shifts on TensorFlow, divisors and exponents junk cannot break)
-NAMES = frozenset(SUBSCRIPT_HELPERS + python_builtins.HELPERS + broadcast.HELPERS)
+# numpy_on_jax.HELPER: jax.numpy, for NumPy's functions in a JAX program
+NAMES = frozenset(SUBSCRIPT_HELPERS + python_builtins.HELPERS + broadcast.HELPERS + (numpy_on_jax.HELPER,))

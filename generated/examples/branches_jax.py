@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/branches.py
 # autobatch: source=examples/branches.py
 # autobatch: backend=jax
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=269971bba3bd3f59d58cd6a931502df0c357c85475212963610becd77e751c17
-# autobatch: inputs-sha256=37b6348fa46161f9d2f23e30157ee22ee2245bd7365cb903f7588da5f39dbf95
-# autobatch: body-sha256=196a83df1ea3a829aeddc078bbe82a6d46d8ff48f7fed530c36da91cc44a0742
+# autobatch: source-sha256=0820074af3f39e12f30dffa174cb1f6a3c31224b9c1947e7bbf64cec9fb1cf19
+# autobatch: inputs-sha256=051bf3e7a1a127b0a1651361299c407b07cd7df297a601609f16da63780d8ed8
+# autobatch: body-sha256=bfc44b962e45a1f661cee7c5dbc9394a1bb27ef375a8c5dc0706127e8f17e037
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.
 
@@ -42,7 +42,7 @@ quadrant(int64[], int64[]) stackless:
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(),
     "examples/branches.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/branches.py
 # autobatch: source=examples/branches.py
 # autobatch: backend=numpy
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=f83fcf35222f9ee4f6eb40bcf221ed4bfe0ffcff25d4fb2770de22cf55f41bd1
-# autobatch: inputs-sha256=0b0a4c2ab302f650eb89f966daca9c825df3dc4c2bf7605fb78f2fabdfb6f551
-# autobatch: body-sha256=3e714491e70dcbb0b45994076b579e764825fb388bf5a783c6da06cc650c6be6
+# autobatch: source-sha256=2b0c78a2ca80a22f68e4277d014fd3cb1b060ab01e30372348540240d58ec503
+# autobatch: inputs-sha256=df92ac617bef1bba3c203ea43b812d515a2b6cdf75b3d57055627d0c30561a52
+# autobatch: body-sha256=a4fda1a3ec0cb861ab2180912fb4f954be70a562ecbf3dc5911ca8295acc2c2e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.
 
@@ -42,7 +42,7 @@ quadrant(int64[], int64[]) stackless:
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(),
     "examples/branches.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/branches.py
 # autobatch: source=examples/branches.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=12069a9cbfff30d6c5a666b741e421153194e7bef58d053495d0b10387ac4d4b
-# autobatch: inputs-sha256=badad713b6a712055499b08cb8cc999569d60ec66b4c97f98dab21d181aa9913
-# autobatch: body-sha256=8edc417fe55b8c6b6337c07ff018a6defd641606af7e3c29a55f18e7e78c2bad
+# autobatch: source-sha256=a907c050d6210918784cced100303408ba6f4a0bb4461ed6abbc861cec0ac269
+# autobatch: inputs-sha256=a5a6d27b049e5b4af8cce975df7d7bda311ce5deaa87d35e89d32e81f0546ce1
+# autobatch: body-sha256=ea20b91eea49b8e552c1e44e0d401606a010d768bd740f4091c2510c8466e837
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -42,7 +42,7 @@ quadrant(int64[], int64[]) stackless:
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(),
     "examples/branches.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/collatz.py
 # autobatch: source=examples/collatz.py
 # autobatch: backend=jax
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=a7a6e5e9b48ac0668b78a5e6b284b79b682f53c4f1251ddb1e0b7fb2e6e1b526
-# autobatch: inputs-sha256=24398b82691d1acaf36d53279cbf36a76eb96e3b4d67a9a367961ce956e7cd44
-# autobatch: body-sha256=e15872e7010711104e837173963bccfe5aed6b167da0ec3a77d6f751fd7a302b
+# autobatch: source-sha256=6e3cff42ad5fdc0695f2c140fdf3da72495baa62dd886eeaad6766569f487c73
+# autobatch: inputs-sha256=43d424855a4706f92f14a33ed62759036ef205b604f9ef9c815a7cc70508a1cc
+# autobatch: body-sha256=6b00bff33658f019bebda1595dfcc91c4c165271afe6e52616cc57b54bb4ba76
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.
 
@@ -23,7 +23,7 @@ collatz_steps(int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(),
     "examples/collatz.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/collatz.py
 # autobatch: source=examples/collatz.py
 # autobatch: backend=numpy
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=040dd62d16fe8d7c96c0a4032d6dda58d661784ca713dc1b2adb6231ac2d5d47
-# autobatch: inputs-sha256=ee500a131c0ce003c5d9b946dd208c30c34b852ce486f67d02879ee8a001c9ac
-# autobatch: body-sha256=4962c8907f7a1b35f4e8bc66d6308bec1f4476b5bab2f70a7238943f59048497
+# autobatch: source-sha256=646f8437522617c174b9bb0adc75476f7509df06d00e66ec1c347869126aa66c
+# autobatch: inputs-sha256=8b95902c116999571c4b9873bfa8f56d218dda773c0f7d9c1196b66dae32b898
+# autobatch: body-sha256=1a00508b12b7e004ffb77f025ef01f72731841219ac8af4fb5faeca45c048f3a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.
 
@@ -23,7 +23,7 @@ collatz_steps(int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(),
     "examples/collatz.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/collatz.py
 # autobatch: source=examples/collatz.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=34cd3dd147864391a8e4ba903677828e984c92b7b991bf00895fab27b7870ed0
-# autobatch: inputs-sha256=24dfe81743b1d72f41d32f285b154a639b03263ebd8d780c494c863650242ba7
-# autobatch: body-sha256=85155080082add6137473af999715a1084d32f2b63cf353c707773d7d131c32c
+# autobatch: source-sha256=2dbac7cea6b234ff781d2112f424afd71742e213a68e7f251e8e47de9e276629
+# autobatch: inputs-sha256=c9f632f62f27a75dfed3db01ba03efa3aad42843c6f50340ebeb299bdea620b7
+# autobatch: body-sha256=833ac5d76cd97727237aa7ea2ab81729ecaadd229e1ee01eff9dfd84715de392
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.
 
@@ -23,7 +23,7 @@ collatz_steps(int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(),
     "examples/collatz.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/divide.py
 # autobatch: source=examples/divide.py
 # autobatch: backend=jax
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=adfb56a92e37747473f31ed04bd99414b8ab9b1eb0cf84812e2ea311e86ea7d0
-# autobatch: inputs-sha256=0b4392c4e197e0a613f7fca23625dd645453dab064e5632fab523709f6997f42
-# autobatch: body-sha256=6ed7708100f2f3da6f4a8dba543c879476a974e69154e88aad5e21bbd38e4e14
+# autobatch: source-sha256=e62ff50bb1452dcbdfdc5e73a442bdb439abcb4adfa670efe289bf68de53a74a
+# autobatch: inputs-sha256=f78fa64f12f38cf2f129c637d38e80c7ece1a79c4fe40703dccd663209c27854
+# autobatch: body-sha256=1d460e4998c722fa37b7b51e8caf06500c91384b2405204c6eab9966d0a21f34
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.
 
@@ -24,7 +24,7 @@ divide(int64[], int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(), "examples/divide.py", {"examples.divide": {"divide": "75583a489b9fdce2"}}
 )

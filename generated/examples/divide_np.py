@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/divide.py
 # autobatch: source=examples/divide.py
 # autobatch: backend=numpy
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=7ef3394f989310957a060bfa72911431242eab7049b1a84859e8d2be21969535
-# autobatch: inputs-sha256=636df02822b69114dc843d9377671173353f0d45e372c64d8f712d2eeed568e6
-# autobatch: body-sha256=01831231cc56e86e62f3c10f0eb93f80302672c6469593e10c0c63c655501a09
+# autobatch: source-sha256=afd80937e54703efba1b531b55adab1c0e992e280d253f7d1d87e495a27ea951
+# autobatch: inputs-sha256=9141e3c02a8ebc7cbfffc6e91f98d7c1bc7d0362d180af1ca5d0ded30c9573fa
+# autobatch: body-sha256=9f175a4c3d62d6e6559861b0807d1db1ae08a19210cee5442527a4ce6e594ce3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.
 
@@ -24,7 +24,7 @@ divide(int64[], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(), "examples/divide.py", {"examples.divide": {"divide": "75583a489b9fdce2"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/divide.py
 # autobatch: source=examples/divide.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=c923d3c0f5e8c66b77e98c68793a7cc9eec3be718b191b3d04e37c34b5c4c45a
-# autobatch: inputs-sha256=f3c5ad3d0b6452a20b81addedfbd2b2c2a0657978db4592d9cbeb62f50d6ceeb
-# autobatch: body-sha256=be1e04742ed5ee5c1c0854e9af8cdbdb2946c735c8cc7dda788fae5ea4a166aa
+# autobatch: source-sha256=091eceb9a27eafe2bb05570a7bcf876e0be9d68c6a4dc92d820cce82a565ed52
+# autobatch: inputs-sha256=bbdf8378d62d56e75dcdbff0d6e4236140a9de4c01b1f91b8fe6c3a980d00d02
+# autobatch: body-sha256=f4d82a3aec642c70cd11deb6654d6050bf48d8471742891d582d3e0a5999f0bb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.
 
@@ -24,7 +24,7 @@ divide(int64[], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(), "examples/divide.py", {"examples.divide": {"divide": "75583a489b9fdce2"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/even_odd.py
 # autobatch: source=examples/even_odd.py
 # autobatch: backend=jax
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=3fe8f5e9697772a50ff02c3b63d8d85e333f2b25ac2ce8a8546390fe2d408895
-# autobatch: inputs-sha256=9a8d5b8ae7dce36409ed77bd80fad070c3206cd5f0f15f43c64cb2d78335957f
-# autobatch: body-sha256=d408fd30531a98a4e82bb1179b1159b5709704830221b88083c28fc46daa0aa6
+# autobatch: source-sha256=86e0a503945145fa7b5a65f9ff036bb03d08f324f609194ffdb737cbb64270be
+# autobatch: inputs-sha256=ca24d9cc3cb7b3e8b1608b878b8bf5d79c3cd41027b3b490f97340e38a4e8731
+# autobatch: body-sha256=17b45097674a4ad947dd1555fb3d3f9bebe8f379b24a12cbfb4d519e221d7384
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.
 
@@ -27,7 +27,7 @@ is_odd(int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(),
     "examples/even_odd.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/even_odd.py
 # autobatch: source=examples/even_odd.py
 # autobatch: backend=numpy
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=58ff2468df8130bdddca0118f616e0a38dfbe797ae0a2a50fcfc83a00a6f643c
-# autobatch: inputs-sha256=76d19ecc2d1dc4341d64f66f86a053b531e655b6cb8b9f998f508c34dac4b905
-# autobatch: body-sha256=cd7764e37bd0f9490358fa1afff7a6746a791916fcaefdbab16eb505a35bfa7a
+# autobatch: source-sha256=14076fbba92a3860d5ccf2d66d90ac9a5f5aa3c3c87ad42325974269ddb86fe3
+# autobatch: inputs-sha256=b3a9f04eeccb1026c35b681b8a19de74493cbcc79403258813417ca01ed1ace3
+# autobatch: body-sha256=62f2c3e1f961471335e5651785d007d773bf734ef91ded5558ac962fbb3af313
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.
 
@@ -27,7 +27,7 @@ is_odd(int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(),
     "examples/even_odd.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/even_odd.py
 # autobatch: source=examples/even_odd.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=0642b62d527424fcd327132190fc5c0377f2c9dc99a7c9d45b74e38a38676cb3
-# autobatch: inputs-sha256=411bbb793e89d13a846287aa537868fec8e969a351d2d63c0559b67af0a9fcdf
-# autobatch: body-sha256=e1ba408a30d34e4f5336838a70a60e8a7b54c18b759bb9741f0472edd1f25637
+# autobatch: source-sha256=1f5c53a6940131583ae4ec7530cf54322e595d47714eebf18a09d10b5b8ada0c
+# autobatch: inputs-sha256=e100a757c63badad3b5295bb9f443102f759953472e87e8ad700a1c264cc6ff8
+# autobatch: body-sha256=5ab5eed5f92a2aaa71fa04b65a9a9dfdd97f8b2b967b0469e104079a4c6f65c1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.
 
@@ -27,7 +27,7 @@ is_odd(int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(),
     "examples/even_odd.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/fib.py
 # autobatch: source=examples/fib.py
 # autobatch: backend=jax
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=f8057e425ed9caae7ee2adf29ae2cbe8943536f8be35e69b5f3f8e00792f98d6
-# autobatch: inputs-sha256=94ba33996c1728c6900ef719017c3647180e8bd04a02bd678716645c95e5831d
-# autobatch: body-sha256=5d39fef1a450037be470154f7915d9fd4c159ad1e59d68ff0fef2b56fbf28e13
+# autobatch: source-sha256=4ec3174b91ba139ad6ba5be73db95b5ceb066f276bb758d618d9e3f4cf6aae35
+# autobatch: inputs-sha256=98000f8fae1bd7e814857792998c8de7f8f5a67b4957838dc100f410297b5d69
+# autobatch: body-sha256=0ef56dd4e7e596b39a4e0cb96a4eb7fefbc77eaa29d4715d41c56aafef8fa4f6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.
 
@@ -29,7 +29,7 @@ fib(int64[]) stackless:
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(), "examples/fib.py", {"examples.fib": {"fib": "42e3f1186af61dc4"}}
 )

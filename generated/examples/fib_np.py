@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/fib.py
 # autobatch: source=examples/fib.py
 # autobatch: backend=numpy
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=208234b2fbb0853be9221da9ed7a5f4ce143e3d63d53da38623d7663dc2e39ca
-# autobatch: inputs-sha256=400011685ba0d2e6f03f4d24ba9d5fe0d0a4a2722b8dc0cfb9195c2cbdc1ec2b
-# autobatch: body-sha256=9b7af608edf232c904b45f3420e5cf6063c0db7dfb662cfb95ffcca12a807937
+# autobatch: source-sha256=5eb0a430a9239f97ac91d6e0252fd04c9651a922805c63279fca08ca14e6eff1
+# autobatch: inputs-sha256=7a15657fc5f822b2dc62b74061f140e2024b6395bd623c843112ef3a645aad15
+# autobatch: body-sha256=83088813639e9c94914bc2a53002a95c95432cec2136941e0e1bf00ed88f4b96
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.
 
@@ -29,7 +29,7 @@ fib(int64[]) stackless:
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(), "examples/fib.py", {"examples.fib": {"fib": "42e3f1186af61dc4"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/fib.py
 # autobatch: source=examples/fib.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=2a157caf839467041500dc6c3911bf0cb1e42d9033ab8bb4ac53c7b8f1c706cd
-# autobatch: inputs-sha256=8f884de50ce4b4543420499358c8a1df464da2d2983504a03b6f5b3bb5580374
-# autobatch: body-sha256=f7f83898e88a6826d126747cc811d0068a9f4a5f543e959ecc04ac089a253125
+# autobatch: source-sha256=9f14e3e536e0993ad24089d327465838121da1eaf144e6fbdc6cc640837f69ab
+# autobatch: inputs-sha256=e3bc51ccdd431f829d7c1822e0506cd5a2949c2d84de863a717d20d0b7cb67fe
+# autobatch: body-sha256=a537a98bba3b11c901cf1462db03214affa422ed2d3b063ba60dc65fe8f3a084
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.
 
@@ -29,7 +29,7 @@ fib(int64[]) stackless:
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(), "examples/fib.py", {"examples.fib": {"fib": "42e3f1186af61dc4"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/gcd.py
 # autobatch: source=examples/gcd.py
 # autobatch: backend=jax
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=447091e744cc85fa94fa283519d93a77bd09421abd974ec21a62b4db7e024c90
-# autobatch: inputs-sha256=be484a9f21fd45d1c318be6f5fe8843ef129a991f89889b16e01f47352ce2a0b
-# autobatch: body-sha256=893415e3bb6d82ee1ca77e6f0b2389e272f05e9f4d9b968b1bffec53398e8c3a
+# autobatch: source-sha256=3aacc0a7ec6f0cf92672aab05927950c7620eb5c900909b3e80a092c2389dc73
+# autobatch: inputs-sha256=6178923c67688e8148e7c0f8444386899bb1afa4461a0f18b924d85b2d293c3f
+# autobatch: body-sha256=5bd6977ed0703ed6e50c17131b29dab376479503c6e3e17daa6da5f7602f2ec5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.
 
@@ -23,7 +23,7 @@ gcd(int64[], int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(), "examples/gcd.py", {"examples.gcd": {"gcd": "5a7a683b344542ce"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/gcd.py
 # autobatch: source=examples/gcd.py
 # autobatch: backend=numpy
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=730d8e0dcfad27b93c425aef60966d994896afedcce85d590f72ee398b8b0cc7
-# autobatch: inputs-sha256=d63e6d4f964e379794234ddcb318b2a19148fe84da142a9fd29d4065c936c162
-# autobatch: body-sha256=6217ac564b416aa7dbc24744170f069e6ad4bf9c9df4cd7508dbef3588ff514e
+# autobatch: source-sha256=18f12831bb38258985b2c0597ddf0088aa420e4a3bf79ff6192fe33ca50b09ad
+# autobatch: inputs-sha256=67f51b95594c6832fb3814f78fab859f301f6c4af4fdc638c7b20af65f879674
+# autobatch: body-sha256=45aac2a45364634e98c6ff5574e4bbded4c0d263db60b2b861e781884e12be1e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.
 
@@ -23,7 +23,7 @@ gcd(int64[], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(), "examples/gcd.py", {"examples.gcd": {"gcd": "5a7a683b344542ce"}}
 )

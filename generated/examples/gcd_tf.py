@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/gcd.py
 # autobatch: source=examples/gcd.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=b02778ab935f7a1ff86a31a036cd367e952707e30f68810d222616353cc34c17
-# autobatch: inputs-sha256=322c56ad28afef5a619509ac028c89a6ceb7fae60d7e813298917d6730bc0f4e
-# autobatch: body-sha256=c13ad66b0d0f6c14235c97a3d13f12ab4cd21c87d063006053918f1d828cf18a
+# autobatch: source-sha256=3281ca19ef622ad0f65b37b3673a56c124588ab74e51c840c8223bcc2f4bfac2
+# autobatch: inputs-sha256=01df899536a597a2b149e31d01b8bf151caf3b425d81b32c359d1bcffc112a86
+# autobatch: body-sha256=76a927c80b4f10d0cd54a99966edac7d5feaf073664d42f662e3c55d81ffdb1c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -23,7 +23,7 @@ gcd(int64[], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(), "examples/gcd.py", {"examples.gcd": {"gcd": "5a7a683b344542ce"}}
 )

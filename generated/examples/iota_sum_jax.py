@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/iota_sum.py
 # autobatch: source=examples/iota_sum.py
 # autobatch: backend=jax
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=4a036d086c31c5c18fe63ff698bd7e26e9eb91003b7cec229c960a09a4caebcd
-# autobatch: inputs-sha256=b1906dfb6696be55c509f4627617b1d05fb495775af66b88d3102ce1cb8c9568
-# autobatch: body-sha256=b6da51cbafc7f84580d0bcd651f2d4a328ec34fe5f0ababa05968801c49039b1
+# autobatch: source-sha256=3ccb39b29908f9f7d23efccb987ee7f68f6ec216bb4c78affbada4fb7166211f
+# autobatch: inputs-sha256=0a67a95c2f7a73090576575fc68c3a38f3d2f915afee630be9b35150feae5371
+# autobatch: body-sha256=a34254b825ec2bddcd068d58d09757e95ee98d0cdd6bb5aa07791826f9a188e6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.
 
@@ -23,7 +23,7 @@ iota_sum(int64[], int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(),
     "examples/iota_sum.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/iota_sum.py
 # autobatch: source=examples/iota_sum.py
 # autobatch: backend=numpy
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=3fdcc60838970134601554bff394aa3ef0fb4fea6fcf2ba1a7a39dcf8d8872f2
-# autobatch: inputs-sha256=ac1e7ca400d926ca32095252bb72e8a1eb811f5f52a1dcff1613de6b14c48c79
-# autobatch: body-sha256=dca778c49259e82db9afd85ec642488a6ad7297a4d97c1de64d327d579a5e8f3
+# autobatch: source-sha256=33e62f271eaa6741d846c643f7da1e7bf3d4adb78f19df70848d503ea4882544
+# autobatch: inputs-sha256=1f4bbef4a44371c737b8bd9346ea4dd525f4a5b6da9ad0cf9e1314badabb3d22
+# autobatch: body-sha256=79253068c01f96e01d15de3d8c2a7b81292a8ebd3a3ec11fa5842ac6c8a1b8ab
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.
 
@@ -23,7 +23,7 @@ iota_sum(int64[], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(),
     "examples/iota_sum.py",

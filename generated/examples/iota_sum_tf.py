@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/iota_sum.py
 # autobatch: source=examples/iota_sum.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=fbf33daea8f5349a76bcbb2a473b65548c6438a0e3ad02588f40dcdf6943c52a
-# autobatch: inputs-sha256=0a6f3fe623baccd10b0308ca45516fb2ab164190d9ebcb4f5d36ed6f95d60c62
-# autobatch: body-sha256=170ad7200058dbff8260ca7bb0f92052f3e9a32cbec3eafa838bdee88b04ace5
+# autobatch: source-sha256=b3241497fae9069f0bc8e3955e2ca673e4d9aa1806e8db5933e9c6438434dc2b
+# autobatch: inputs-sha256=d86d8ca39ccfa9650f0088e9b85054e4a44560f2da06c295a00708b82d12144a
+# autobatch: body-sha256=dad827048db169bda700864cf826713e62b6a75fb39d43744c98514590eef068
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.
 
@@ -23,7 +23,7 @@ iota_sum(int64[], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(),
     "examples/iota_sum.py",

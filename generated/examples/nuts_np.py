@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/nuts.py
 # autobatch: source=examples/nuts.py
 # autobatch: backend=numpy
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=bba92ca6b2523e37fa5813919f00bde750b6242598fe3af5099dac7841ffc1b4
-# autobatch: inputs-sha256=454e571baa784cf76b03d9776a49f3162ef14a9d5d6950bf314f53fe775bfcc8
-# autobatch: body-sha256=baccf5888fe5326e9e31ed744ac0e41cb495b0deff5f78b4c9bb8bc6bffa4121
+# autobatch: source-sha256=6b6f7694b839e1a891b1dcade0aa44c908fbfeb181b4eef8ec04915ffaa5ce58
+# autobatch: inputs-sha256=1950afb1b76a74b4a3b89f153c070e1c9cef0798fcdccf1d33fef4f0fe41bcfb
+# autobatch: body-sha256=d8c08d6bdcc4e30d501c917733a7b74f8e8024f1682b2d68c3a76cfb6ca349f4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.
 
@@ -43,7 +43,7 @@ nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(),
     "examples/nuts.py",

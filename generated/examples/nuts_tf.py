@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/nuts.py
 # autobatch: source=examples/nuts.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=fe69446a0d33bbd8b836a4d56d966d7041ef2a726f744efd89d9cdde997dd76f
-# autobatch: inputs-sha256=20c26687dd2a193cb8a720099a4c3888ee12ba46cb00fa1ab48386c3f3398f19
-# autobatch: body-sha256=ed3c54907dafcf3708fd4a4b2450c8c298d619bf620cf74c7db454dd2a7d1cf6
+# autobatch: source-sha256=e2303db274ce0733f22544340a17e0b9fea601a36ecc7ad44ef811b74f26f654
+# autobatch: inputs-sha256=f1228a1ea337ff173ed02634a3defa0d5b07b6e915509395f4878d83821cd39d
+# autobatch: body-sha256=654f70f22ee11533c81c0b08aca3c7113186800fd151774358c65f6cc4c00470
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.
 
@@ -43,7 +43,7 @@ nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(),
     "examples/nuts.py",

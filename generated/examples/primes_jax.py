@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/primes.py
 # autobatch: source=examples/primes.py
 # autobatch: backend=jax
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=c06daa8fe3a5fd76693d597d5f35e1bf1b05819710c350fdb04f5794df846aba
-# autobatch: inputs-sha256=9911c1f5fad88dacabd690b109f666cb0f54dd44fc5ba4954af31485272e49a3
-# autobatch: body-sha256=444cda48b1f789d0ea1f70461ebfcbd7a27120aee183f535204e81af22cdc382
+# autobatch: source-sha256=9e5ca69a8df0801a20523ceb778605888d2221ef39f02f6481fc3eedd85905e0
+# autobatch: inputs-sha256=5817200872d914c43cb07967c72188dd45e701065b9e07f44927319a4f2810dc
+# autobatch: body-sha256=206d80491be3212c213a40909494854d17f01350bf49986ce004b0ba49b5c0f3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.
 
@@ -41,7 +41,7 @@ smallest_factor(int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(),
     "examples/primes.py",

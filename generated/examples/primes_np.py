@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/primes.py
 # autobatch: source=examples/primes.py
 # autobatch: backend=numpy
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=13f2154a9a675e84cdd8e8d9e8a1d22c90aef62fc438dbe693a04431058653e9
-# autobatch: inputs-sha256=ddaf22ac75348d508d019500ca45f16ea57da9bc26247546691586971e290406
-# autobatch: body-sha256=7f4808fb7753a5051b4b4665b30244afc7607a6a7e911b80cb35f04aee4548d7
+# autobatch: source-sha256=11cd8c98dbe02131b14284b04fafffdaa42837918d0e8640985886681589060d
+# autobatch: inputs-sha256=a460de8856b9258031fe983c4516d1589a689a44ea24c98a769ef6b436501bbe
+# autobatch: body-sha256=79aa80ad39c3a663dabc8fe5ded2c3376681535b46ac887317f41e8e2198d896
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.
 
@@ -41,7 +41,7 @@ smallest_factor(int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(),
     "examples/primes.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/primes.py
 # autobatch: source=examples/primes.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=50ad2da4184904c31da2d282f8b51f71941e0098c4abb15ff9807a80b5d70073
-# autobatch: inputs-sha256=18419f6246d4cb7b33c74a35888e11e91a11a82c92eff812baf0f1a63ccfe24c
-# autobatch: body-sha256=b81c1e4e1b89121d8d4acf0d114c8a568d00f97d5874d14bdff13a9037b5253a
+# autobatch: source-sha256=a2bb0ee5052b40eadf95b46ecc28a12e591f94483d7f2344c7dfc53c8d6f873a
+# autobatch: inputs-sha256=52610e4e56c036adc5928470f45db7b721afe22acb9d83213d6d96ac91cd13c1
+# autobatch: body-sha256=29fea38fe7be66ab02fea9225593405a221184a33a5de38919fb6a44515a0736
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.
 
@@ -41,7 +41,7 @@ smallest_factor(int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(),
     "examples/primes.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/rotate.py
 # autobatch: source=examples/rotate.py
 # autobatch: backend=jax
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=3f5ca899754fca75d84ded815d11204cc689877a57c9d1e39206f664866553f0
-# autobatch: inputs-sha256=a9a645cbc6d7e049dd83cb8026a1d920c95c5db543aaf8dea06846dac5edd11e
-# autobatch: body-sha256=967863f28aa2e236cc6fa2e99bb9204da852292a3762c2628ca8fbec8399625d
+# autobatch: source-sha256=8ec60d215d16343c639a173fbfae769c8a73dee4c0d90b28909a35b322378ef1
+# autobatch: inputs-sha256=adb0f44a3d051842ecbfccd5c170bcab69c53f6b1a8973f7dff05fea99d6a2e0
+# autobatch: body-sha256=f2d1df521d6a06dc60046a9cc7e03cea9274314777a955ef6ae0eb618230c1b1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.
 
@@ -24,7 +24,7 @@ rotate(Point(float64[], float64[]), int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(), "examples/rotate.py", {"examples.rotate": {"rotate": "bc112c5974f287e4"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/rotate.py
 # autobatch: source=examples/rotate.py
 # autobatch: backend=numpy
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=1605a0042ed740e74f6b41ad648f03f4d3e9f0fd15bb525f835edd86ad34dba1
-# autobatch: inputs-sha256=1b30f6ef607a3459d0bb016d2fad34d82c4bcf158ea62ba28398f5cbdeb78e24
-# autobatch: body-sha256=cb0373dd853e439732c6c5be2046a5e81572f560abbd2852bc373c8a0d546d23
+# autobatch: source-sha256=46939e674c83b356e9d5c4030731542f4515e744229ecba050b4bf65daed3c23
+# autobatch: inputs-sha256=acd4d454f0108b46cd09c0300428961fb597fae29089e9db4c90c62d074b0a7a
+# autobatch: body-sha256=24a6c5118c73e8514cfd2b05e34fef46bf4d351de764c6790298cb1a03e1e3a4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.
 
@@ -24,7 +24,7 @@ rotate(Point(float64[], float64[]), int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(), "examples/rotate.py", {"examples.rotate": {"rotate": "bc112c5974f287e4"}}
 )

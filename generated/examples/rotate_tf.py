@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/rotate.py
 # autobatch: source=examples/rotate.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=515bbeb1c98ecc60458efd4d8ad77a96041b7881534f1d3edad6326415a3392a
-# autobatch: inputs-sha256=71a1c2ac799dcc5c3a38d28767ea82283c9852c8bb817c43965bbe62a83bf202
-# autobatch: body-sha256=9a27754ebbcf056943f4195d4f393b17523c6cd3f5bac5b74d4d1dc409f36cc0
+# autobatch: source-sha256=8487d5e297e249e92c21fdb92e02b498feb2d1cfccdb60bedcd8e7cb520c9a9f
+# autobatch: inputs-sha256=4c43c41b582c96aa9878f5b283c32c2d8dda34f504eb9425bcc656529434c96f
+# autobatch: body-sha256=d8309d61056d7e301f5ae78c9679a535350615ee33d5c9ccb22fdcb462fb1a5d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.
 
@@ -24,7 +24,7 @@ rotate(Point(float64[], float64[]), int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(), "examples/rotate.py", {"examples.rotate": {"rotate": "bc112c5974f287e4"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/search.py
 # autobatch: source=examples/search.py
 # autobatch: backend=jax
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=8ef91d4f4146679ea77c814611f9e3a28fbac86334c86e5bfc2bfe2537f39bfa
-# autobatch: inputs-sha256=abba369f1be04bedf49ece6fdc0572bdd533eb84a568b8350043a5429db8ab13
-# autobatch: body-sha256=6c91182aff57774800649d345d0cab039b0b0787c001afcca3207853a4518d67
+# autobatch: source-sha256=1c6549a3aca071dc0f6a2bdd752c488f8906ee3d4bc877b45f87b1d630f6f328
+# autobatch: inputs-sha256=3875b092cc691809045403e0d9e9d4bc115f4a99a06859bdfe0da624961d39a5
+# autobatch: body-sha256=dd7581ccf2c62ee9dc16d7910dcf676891b14525cf135e96e84f5cfb143ad989
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.
 
@@ -23,7 +23,7 @@ bisect_left(int64[n], int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(),
     "examples/search.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/search.py
 # autobatch: source=examples/search.py
 # autobatch: backend=numpy
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=8589db4403986ebb89de6042696e15ecfd0e339f7a2cc74e27008a455a20bd68
-# autobatch: inputs-sha256=73883c1203f8009db6d63ea28b89b1d3e2945dff513575e915a3033abcc5d6e4
-# autobatch: body-sha256=d9465dd6c703882764a513b13a1adae20c61ea573cd1b038e7c073f2842a24d1
+# autobatch: source-sha256=11afd71ee25a06e115fd26fbdf81d82542def467f1a5cb728414025899d69347
+# autobatch: inputs-sha256=e4509d57e9f8df88998dc4f89a932bbf74fce9dcd1cd305d0c8587bf87c3a416
+# autobatch: body-sha256=f91a58699362318ac6faf28585fa704753f18bb279757166ce5fb303669cb966
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.
 
@@ -23,7 +23,7 @@ bisect_left(int64[n], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(),
     "examples/search.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/search.py
 # autobatch: source=examples/search.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=9be885201130805bf9a4377766e7f49f6984f6e1e7d75f3c24d0b2d313feb867
-# autobatch: inputs-sha256=2d20f479ef4671e5b0ddd62472320f89d0307f1dd6a4b7835c24de3f79654de4
-# autobatch: body-sha256=e4c83d84a364d98a0ea749265a64cff6045f1c39091ef315fdb6f8e88492d7cd
+# autobatch: source-sha256=7c4394f73f1d024de39b248c5c3e71db52b6eaf9cdfaaabf6079347255d3dd4f
+# autobatch: inputs-sha256=50260192b6a210e93e174e757c349c0d91b6d07373fa45a616d94b1342022b63
+# autobatch: body-sha256=49d6e160a6ae72f17ce9e1109e35d6f6fad6d47a82d8e822a1c7c7b10b907680
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.
 
@@ -23,7 +23,7 @@ bisect_left(int64[n], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(),
     "examples/search.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/sort.py
 # autobatch: source=examples/sort.py
 # autobatch: backend=jax
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=161f7fdf1ebc8566a5692e506852a238bf59728e20537a8f3fddd8b51da8dc0e
-# autobatch: inputs-sha256=8519413f4f984cbc3083e9d9d2eccac8d699cf75ac7e46b10645a6b5939065d6
-# autobatch: body-sha256=875cc0bfdca3450e9097f9ad10119ec4b0b34f90f702c81ae98df4b981e361d0
+# autobatch: source-sha256=2429e25ebee6c0dfc6dfc7b83c9e433601a82ed05416ded4175b635da3912fef
+# autobatch: inputs-sha256=f7ba8388928fd38d803e75fdb31a86b6bf2a20bfc39ac4d662b1b655a2f0d18e
+# autobatch: body-sha256=a4616624a2a5c82deceadd8fda9a7b4466647494d0e5ac6da1b51afa453b2c83
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.
 
@@ -32,7 +32,7 @@ insertion_sort(int64[n]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(),
     "examples/sort.py",

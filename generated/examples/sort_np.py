@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/sort.py
 # autobatch: source=examples/sort.py
 # autobatch: backend=numpy
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=3eb6647ec864702497b9ea602ccb7b8ed6d4f4630ecb73f2726a996e0df87fa2
-# autobatch: inputs-sha256=067b26cec2fff579c72f59419b9ed834e1f4d045b6b1a2880b2017e7e7ed7652
-# autobatch: body-sha256=0b235067d3715cd6b7dd470e3502d935bab6fa65da444030438dce9655a8a042
+# autobatch: source-sha256=232472fffe235ed6a676b01d2ec72a1d5c21458721e1f54aac8b5a4ba55620e4
+# autobatch: inputs-sha256=716b9b8af616430328d61847962038b58308bd1d6cf6a9d3d384417aa37debb9
+# autobatch: body-sha256=7398fa52a3431731af02364d076f7119ca098ffb63ee4b46544503736c0f280a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.
 
@@ -32,7 +32,7 @@ insertion_sort(int64[n]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(),
     "examples/sort.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/sort.py
 # autobatch: source=examples/sort.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=2844554a13c60969a6c9087a3f2a8b8af9160f5541d16d324a2d113bc786c335
-# autobatch: inputs-sha256=8736ae19df019636d0555800afffe35f4126b6d6e1c0aa2924a06a974403f1f7
-# autobatch: body-sha256=8de0e716a73806ec3e662c101906ac0b8c8016e77dd0ed5a6c8cc976bb18a162
+# autobatch: source-sha256=a599fa8ce7165e692229d504d6351a8237ff3a72df8cedd561539092287cb935
+# autobatch: inputs-sha256=db8778d37bc0c47317c439e3af37b24f0951f19b0d2fc21c766bbe94a4731738
+# autobatch: body-sha256=066600f0da0e4156d74be8fad1b98058153dff7098e800892163a1f18e12fa36
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.
 
@@ -32,7 +32,7 @@ insertion_sort(int64[n]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(),
     "examples/sort.py",

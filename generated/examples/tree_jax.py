@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/tree.py
 # autobatch: source=examples/tree.py
 # autobatch: backend=jax
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=46582585846d8e9becbf942e919679c334a263e4015bc994473f3940c387137c
-# autobatch: inputs-sha256=33bfe6b34e1698ab099b7f8fc7516e15f759838b31a7efd509ea7401e8cc36b9
-# autobatch: body-sha256=c4321403648bcc5d02f020fe382ebe4e9ba8c9d45b899a3766b79f531ccc62e8
+# autobatch: source-sha256=c5f2c95ad72cfd70306d4676fd6dfe4af5d5af7f9579c5078dadd451f5f7512c
+# autobatch: inputs-sha256=3841982b6d44953f43af4aee416d3cb506e3a630aa4e9d9addc64cf7f6d97ba8
+# autobatch: body-sha256=5fa2a7e12d294840f362341b6ed9987c14604e82f529487e4d6464167691c151
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.
 
@@ -26,7 +26,7 @@ predict(float64[n]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(), "examples/tree.py", {"examples.tree": {"predict": "783f2166447c2acf"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/tree.py
 # autobatch: source=examples/tree.py
 # autobatch: backend=numpy
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=72cd858053087109293525868c0048e243d520f216146a1855e4bcfcd860d4fb
-# autobatch: inputs-sha256=b20126f53f23534a59d9033a3619ae30f64c18bdb086d188560d5df5bc22e9f1
-# autobatch: body-sha256=d2c9f15699d2e6ea4e38317b8c33dc482b4b6436af4325581058a7e92093074d
+# autobatch: source-sha256=468dbde1ccac14328ce46b2ee3c866907f433315eb0fe01caa1c233866748723
+# autobatch: inputs-sha256=59cdd013425e790e8740937b76a88561b467ec636bd3671a57482211365442d9
+# autobatch: body-sha256=7ee52ca091bfef534b689c441a25620e336080628d41b9b051e82fc7848b5613
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.
 
@@ -26,7 +26,7 @@ predict(float64[n]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(), "examples/tree.py", {"examples.tree": {"predict": "783f2166447c2acf"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/tree.py
 # autobatch: source=examples/tree.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=45f35056bdbb3809e9c1d68efae7d8754a671657093d713121143629f03dcacd
-# autobatch: inputs-sha256=9d2657f0e6676f50a8d58fe11c60b6e3e9f17757a12aaa699c43c237c6413eef
-# autobatch: body-sha256=97093650f0717711c67861775cc8f036edd22fb32a68c6862fda528263736c32
+# autobatch: source-sha256=06d13027aafd737105d324745ffac2149002ee53c8904db3e15d96774728cd7d
+# autobatch: inputs-sha256=a66a455e1998663ed521b0dbb5e00123b02767be71b62ed606d4efd5f4387ab4
+# autobatch: body-sha256=05c774085355abf90fee63af7f79dd0ef290f76f37f268373060debc4d21a705
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.
 
@@ -26,7 +26,7 @@ predict(float64[n]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(), "examples/tree.py", {"examples.tree": {"predict": "783f2166447c2acf"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/vectors.py
 # autobatch: source=examples/vectors.py
 # autobatch: backend=jax
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=c4854dddddc2b67332ed93c16c11b2c0339ff6531193130db4f849e69a79accc
-# autobatch: inputs-sha256=22ec7dc62353ecf132ee7104057761f851943cea9b4960d395b731fc55641f28
-# autobatch: body-sha256=dfecfd64276ffb505ff46d9924725083e37da89588571e7b1b7c7478ef710c55
+# autobatch: source-sha256=49a76b9d7c0770328a1580fd4433dfbca05d68835b85767f95709d92697e8764
+# autobatch: inputs-sha256=5529f9ad8b3309341f38c28adab575cfb062b92068b1efc0f4e474a6c1fdc14d
+# autobatch: body-sha256=28f6868da2727d5b03003465e33b62cb716f9ef9e057d610c51a608592be6d7d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.
 
@@ -29,7 +29,7 @@ spiral(float64[n], int64[m], int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(),
     "examples/vectors.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/vectors.py
 # autobatch: source=examples/vectors.py
 # autobatch: backend=numpy
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=11ec2b8569d1e8d21f2c45614e271d9fbb75cbaf36c771d502c1a8f358fa03c6
-# autobatch: inputs-sha256=3255eed3fd63f9eae6cfc09701c1b52a75829f421453bb14ce080453d0b4c965
-# autobatch: body-sha256=8ff842f58cec9d62a3a804618ae4abc8321ffc22f4f001c090ac0d2664b4a251
+# autobatch: source-sha256=0840ba6e70d01b8fb04056fc533dae0dbc084a71aa9b2cfdae139f7fa33cf93a
+# autobatch: inputs-sha256=65c713dea273d86d43690b21febdf1744a0f9e96427aef973572f136a6a4c7db
+# autobatch: body-sha256=6081e83ec56d3e45730da6f20b863775626175f4f5270d97521eccab6d8e8fba
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.
 
@@ -29,7 +29,7 @@ spiral(float64[n], int64[m], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(),
     "examples/vectors.py",

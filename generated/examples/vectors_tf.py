@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/vectors.py
 # autobatch: source=examples/vectors.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=9
+# autobatch: runtime=10
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=e9b325a6fffb585e6507a50d933ec94218e92e5ee98befc923e51d5843586a30
-# autobatch: inputs-sha256=794ed40387cd821ddfae78597193489d9fb68c2302e356fb99d32971e6fff8a4
-# autobatch: body-sha256=8e0f3f066641f54f9f08e283f1479fb375aa9b93273b814780ba33001bb857ea
+# autobatch: source-sha256=11b18ccfc2f478b1568a524cc1a6d3e567e57e07b34c5287777e8c17d1df757f
+# autobatch: inputs-sha256=0f76f077fe89e72888bd08f68dc54477beb5afac4aa8ec2ea9bcc9d3c79e1b28
+# autobatch: body-sha256=14cfb6952a9ef1b50f329c7c1a1b8e7298e5c174de605075cbaf859e39d10428
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.
 
@@ -29,7 +29,7 @@ spiral(float64[n], int64[m], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(9, __name__)
+rt.require(10, __name__)
 rt.check_fresh(
     globals(),
     "examples/vectors.py",

@@ -105,6 +105,8 @@ def _python_errors(node):
         return "bound", args[:1], python_errors.unbound_errors(args[1].value)
     if helper == "py_not_none" and len(args) == 3 and isinstance(args[2], ast.Constant):
         return "none", args[:1], python_errors.none_errors(args[2].value)
+    if helper == "py_nonempty" and len(args) == 3 and isinstance(args[2], ast.Constant):
+        return "empty", args[:1], python_errors.empty_errors(args[2].value)
     if helper == "py_powmod" and len(args) == 3:
         return "powmod", args, python_errors.errors_of("powmod")
     if helper == "py_divisor" and len(args) == 1:

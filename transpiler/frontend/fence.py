@@ -17,7 +17,9 @@ the supported subset.  Later stages may assume the subset:
 - expressions: anything without hidden per-example control flow (no
   lambdas, generators, walrus, await or yield); list comprehensions only as
   fixed-size arrays, `[x for _ in range(n)]` with `n` known when the program
-  is built (`static_count`); `and`, `or`, `not`, chained comparisons and
+  is built (`static_count`); a generator expression or list comprehension
+  reduced where it is made (`sum(x for x in v if x > 0)`: checked as the
+  loop frontend/comprehensions.py writes); `and`, `or`, `not`, chained comparisons and
   `x if c else y` (per example); calls of batched functions by name.
 
 What a `for` may iterate is described in frontend/iterables.py, and which
@@ -31,6 +33,7 @@ from __future__ import annotations
 import gast
 
 from transpiler.errors import UnsupportedSyntaxError
+from transpiler.frontend import comprehensions
 from transpiler.frontend.iterables import Refusal, is_range_call, iterable, live_names, stores, target_names
 from transpiler.frontend.source import FunctionSource, node_text, origin_of
 from transpiler.frontend.static_lengths import static_count
@@ -290,9 +293,16 @@ class _Fence:
         )
 
     def check_expression(self, expr):
+        reduced = set()  # comprehensions a reduction consumes, checked as its loop
         for node in gast.walk(expr):
             kind = type(node)
-            if kind is gast.ListComp:
+            if id(node) in reduced:
+                continue
+            name = comprehensions.reduction(node, self.source, self.locals)
+            if name is not None:
+                self.check_reduction(node, name)
+                reduced.add(id(node.args[0]))
+            elif kind is gast.ListComp:
                 self.check_list_comprehension(node)
             elif kind in _EXPRESSION_HINTS:
                 self.fail(
@@ -313,6 +323,17 @@ class _Fence:
                     "`items[count] = x; count += 1`",
                 )
         self._check_batched_uses(expr)
+
+    def check_reduction(self, node, name):
+        """`sum(E for x in v if c)`: the loop it is built as
+        (frontend/comprehensions.py), checked as any `for` statement."""
+        problem = comprehensions.problem(node, name)
+        if problem is not None:
+            self.fail(node, problem, "write the loop: `total = 0`, `for x in v: total += ...`")
+        counter = iter(range(1, 1 << 30))
+        loop = comprehensions.as_loop(node, name, lambda base: f"{base}_{next(counter)}")
+        for stmt in loop.first + [loop.loop]:
+            self.check_statement(stmt, in_loop=False)
 
     def check_list_comprehension(self, node):
         """`[x for _ in range(n)]`: an array of n elements, n known when the

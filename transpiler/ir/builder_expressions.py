@@ -21,7 +21,7 @@ import gast
 
 from autobatch_runtime import python_errors
 from transpiler.errors import UnsupportedSyntaxError
-from transpiler.frontend import narrowing
+from transpiler.frontend import comprehensions, narrowing
 from transpiler.frontend.iterables import target_names
 from transpiler.frontend.source import origin_of
 from transpiler.frontend.static_lengths import static_count
@@ -92,6 +92,9 @@ class Expressions:
         example taking its own side) or, when a side calls a batched function,
         branches, so that the call runs only for the examples that need it.
         """
+        reduced = comprehensions.reduction(expr, self.source, self.locals)
+        if reduced is not None:
+            return self.comprehension_reduction(expr, reduced, origin)
         if self.is_batched_call(expr):
             result = self.fresh(expr.func.id)
             self.call(expr, result, origin_of(expr, origin))
@@ -131,6 +134,21 @@ class Expressions:
                     [self.flatten(v, origin) if isinstance(v, gast.AST) else v for v in value],
                 )
         return expr
+
+    def comprehension_reduction(self, expr, name, origin):
+        """`sum(E for x in v if c)`, `any(...)`, `all(...)`, `max(...)`,
+        `min(...)` of a comprehension: the loop Python runs
+        (frontend/comprehensions.py), its result in a variable.  A `max` or
+        `min` without `default=` reads it through `py_nonempty`, which stops
+        the examples whose comprehension was empty (Python's ValueError)."""
+        loop = comprehensions.as_loop(expr, name, self.fresh)
+        for statement in loop.first + [loop.loop]:
+            self.statement(statement)
+        if loop.found is None:
+            return load(loop.result)
+        checked = self.fresh(name)
+        self.primop_text(checked, f"{comprehensions.NONEMPTY}({loop.found}, {loop.result}, {name!r})", origin)
+        return load(checked)
 
     def list_comprehension(self, expr, origin):
         """`[x for _ in range(n)]` (n known when the program is built: see
@@ -447,7 +465,7 @@ class Expressions:
 
     def note_free_name(self, node, origin):
         name = node.id
-        if name in self.free_names or name in (SET_ITEM, REPEAT, RANGE_STEP, narrowing.PRESENT):
+        if name in self.free_names or name in (SET_ITEM, REPEAT, RANGE_STEP, comprehensions.NONEMPTY, narrowing.PRESENT):
             # SET_ITEM: item assignment, given its meaning by type inference;
             # REPEAT: a list comprehension, the runtime's helper; PRESENT: a
             # read a None-guard made safe, given its meaning by type inference

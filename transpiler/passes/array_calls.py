@@ -1,7 +1,7 @@
 """Which library call is an array method per example, and its arguments.
 
 `np.sum(v)`, `jnp.cumsum(v)`, `tf.reduce_max(m, axis=1)`, `np.sort(m,
-axis=0)`, `np.roll(v, 2)`, `np.flip(m)`, `np.transpose(m)`: run on the batch
+axis=0)`, `np.roll(v, 2)`, `np.flip(m)`, `np.transpose(m)`, `np.linalg.norm(v)`: run on the batch
 as written, each reaches across examples or counts the batch as the
 example's axis 0.  python_calls.py rewrites them (and the methods `v.sum()`,
 `m.transpose()`) into `py_array_method(method, values, axis, shift)`, the
@@ -21,7 +21,13 @@ from transpiler.passes.subscript_syntax import _static_int
 
 # NumPy's (and jax.numpy's) parameter names of the arranging functions,
 # after the array: `np.roll(a, shift, axis=None)`, `np.sort(a, axis=-1)`.
-_PARAMETERS = {"roll": ("shift", "axis"), "sort": ("axis",), "flip": ("axis",), "transpose": ()}
+_PARAMETERS = {
+    "roll": ("shift", "axis"),
+    "sort": ("axis",),
+    "flip": ("axis",),
+    "transpose": (),
+    "norm": ("ord", "axis"),
+}
 
 
 def library_method(function) -> Optional[str]:
@@ -38,6 +44,8 @@ def library_method(function) -> Optional[str]:
     if function is np.amax or function is np.amin:
         return function.__name__[1:]
     jnp, tf = sys.modules.get("jax.numpy"), sys.modules.get("tensorflow")
+    if function is np.linalg.norm or (jnp is not None and function is jnp.linalg.norm):
+        return "norm"  # the 2-norm of a vector, Frobenius of a matrix (no ord=)
     for name in REDUCTIONS + RUNNING + ARRANGING + ("ravel",):
         if function is getattr(np, name) or (jnp is not None and function is getattr(jnp, name, None)):
             return name
@@ -65,6 +73,8 @@ def literal_arguments(method, args, keywords):
         if value is None:
             return None
         out[name] = value
+    if "ord" in out:
+        return None  # a norm of another order: left to the refusal
     if method == "roll" and "shift" not in out:
         return None  # np.roll needs its shift: Python's TypeError, as written
     return out

@@ -97,9 +97,17 @@ def convert(node: ast.expr, dtype: np.dtype) -> ast.expr:
 
 
 # The runtime helpers this module writes (the generated module's `rt.<name>`).
-HELPERS = ("divisor_or_one", "exponent_or_zero", "py_int_power", "py_lshift", "py_rshift", "py_shift_count")
+HELPERS = (
+    "divisor_or_one",
+    "exponent_or_zero",
+    "py_int_power",
+    "py_lshift",
+    "py_matmul",
+    "py_rshift",
+    "py_shift_count",
+)
 
-_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult)
+_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
 _SHIFTS = {ast.LShift: "py_lshift", ast.RShift: "py_rshift"}
 _INT64 = np.dtype(np.int64)
 
@@ -187,6 +195,8 @@ class _Aligner(ast.NodeTransformer):
     def visit_BinOp(self, node):
         self.generic_visit(node)
         op = node.op
+        if isinstance(op, ast.MatMult):
+            return self.matrix_product(node)
         operands = self.python_meaning(op, [node.left, node.right])
         node.left, node.right = self.aligned(operands)
         infos = [self.info(o) for o in (node.left, node.right)]
@@ -222,6 +232,20 @@ class _Aligner(ast.NodeTransformer):
             self.changed = True
             return ast.copy_location(_helper(_SHIFTS[type(op)], node.left, node.right), node)
         return node
+
+    def matrix_product(self, node):
+        """`a @ b` with a per-example operand: `py_matmul(a, b, a_rank,
+        b_rank)`, NumPy's matmul of each example's arrays.  As written, the
+        batch axis would be a matrix's rows: `v @ m` would multiply the
+        [batch, n] matrix of every example's vector by each m, and `v @ w`
+        the [batch, n] matrix by [batch, n] (a wrong answer where n equals
+        the batch size).  The ranks say which operand is a vector."""
+        infos = [self.info(node.left), self.info(node.right)]
+        if None in infos or not any(i.batched for i in infos):
+            return node  # the same for every example: the library's own product
+        self.changed = True
+        ranks = [ast.Constant(i.rank) for i in infos]
+        return ast.copy_location(_helper("py_matmul", node.left, node.right, *ranks), node)
 
     def visit_UnaryOp(self, node):
         self.generic_visit(node)

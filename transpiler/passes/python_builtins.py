@@ -54,7 +54,7 @@ _WORDS = tuple(
     name
     for name in dir(builtins)
     if not name.startswith("_") and name[0].islower()
-) + ("math", " is ", " in ", "f'", 'f"', "%", "] *", "* [", ".copy(", ".sort(", ".fill(", ".reverse(", ".index(", ".count(", ".bit_length(", ".mean(", ".prod(", ".argmax(", ".argmin(", ".cumsum(", ".cumprod(", ".flatten(", ".ravel(", ".transpose(", "sort(", "flip(", "roll(", PRESENT) + tuple(
+) + ("math", " is ", " in ", "f'", 'f"', "%", "] *", "* [", ".copy(", ".sort(", ".fill(", ".reverse(", ".index(", ".count(", ".bit_length(", ".mean(", ".prod(", ".argmax(", ".argmin(", ".cumsum(", ".cumprod(", ".flatten(", ".ravel(", ".transpose(", "sort(", "flip(", "roll(", "dot(", "matmul(", "inner(", "norm(", "@", PRESENT) + tuple(
     sorted(MATH_FUNCTIONS | {"isclose", "factorial", "comb", "perm"})  # `from math import sqrt`: sqrt(x)
 )
 
@@ -133,6 +133,11 @@ def _refuse_list_arithmetic(rewriter, node, sides):
     `+` and `*` would add and multiply elementwise: a wrong answer without
     an error, so refused.  (Two list displays, `[a, b] + [c]`, are Python
     lists here too, and join.)"""
+    if isinstance(node.op, ast.MatMult) and sides != [None, None]:
+        raise SubscriptError(
+            f"`{text_of(node)}`: Python lists have no `@` (Python raises TypeError); make "
+            "them arrays first (`np.array(rows) @ np.array(v)`)"
+        )
     if not isinstance(node.op, (ast.Add, ast.Mult)):
         return
     if "array" not in sides:

@@ -21,9 +21,10 @@ from typing import Optional
 import numpy as np
 
 from transpiler.frontend.narrowing import PRESENT
-from transpiler.passes.python_values import ValueQueries, after, call_node, name_node, text_of
+from transpiler.passes.python_values import after, call_node, name_node, text_of
 from autobatch_runtime.array_methods import METHODS
 from transpiler.passes.array_calls import library_method, literal_arguments
+from transpiler.passes.matrix_calls import MatrixCalls
 from transpiler.passes.subscript_syntax import _static_int
 from transpiler.passes.subscripts import SubscriptError, is_ragged_value
 
@@ -50,7 +51,7 @@ _IN_PLACE_METHODS = {
 _ITERATION = frozenset(("range", "enumerate", "zip", "map", "filter", "iter", "next", "reversed"))
 
 
-class BuiltinCalls(ValueQueries):
+class BuiltinCalls(MatrixCalls):
     """The rewriter's rules for calls (a base of passes/python_builtins.py's
     rewriter)."""
 
@@ -64,7 +65,12 @@ class BuiltinCalls(ValueQueries):
             if isinstance(value, ast.Name) and self.optional(value):
                 return self.done(ast.Attribute(value, "value", ast.Load()))
             return self.done(self.visit(value))
-        searched = self.list_search(node) or self.bit_length(node) or self.array_reduction(node)
+        searched = (
+            self.list_search(node)
+            or self.bit_length(node)
+            or self.array_reduction(node)
+            or self.matrix_call(node)
+        )
         if searched is not None:
             return searched
         special = self.text_pattern(node)

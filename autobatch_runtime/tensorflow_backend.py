@@ -38,6 +38,7 @@ from autobatch_runtime.common import call as _call
 from autobatch_runtime import RUNTIME_VERSION, require  # noqa: F401 (rt.require)
 from autobatch_runtime.freshness import check_fresh  # noqa: F401 (rt.check_fresh)
 from autobatch_runtime.builtins_tensorflow import *  # noqa: F401,F403 - rt.py_*: Python's builtins per example
+from autobatch_runtime import tensorflow_numpy as tf_numpy  # noqa: F401,E402 - rt.tf_numpy.exp: NumPy's functions
 from autobatch_runtime.tensorflow_ops import (  # noqa: F401 - rt.<name>
     select,
     choose,

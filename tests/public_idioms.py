@@ -608,3 +608,39 @@ def number_matmul(x, v):
 @ctx.batch
 def dot_of_stacks(s, m):
     return np.dot(s, m)[0, 0, 0]  # <-- np.dot of 3-d arrays
+
+
+# ---- NumPy's elementwise functions on every backend -----------------------
+
+
+@ctx.batch
+def numpy_elementwise(v, w, k):
+    """As tutorials write them: a stable softmax, a ReLU, a clip, NaNs masked
+    out, integer floor division and modulo (each example's own; on the
+    TensorFlow and JAX backends NumPy's functions run as their twins)."""
+    e = np.exp(v - np.max(v))
+    p = e / e.sum()
+    relu = np.maximum(v, 0.0)
+    clipped = np.clip(v, -1.0, 1.0)
+    masked = np.where(np.isnan(w), 0.0, w)
+    return (
+        p.max(),
+        relu.sum(),
+        clipped[0],
+        np.sqrt(np.abs(masked)).sum(),
+        np.floor_divide(k, 3),
+        np.mod(k, 4),
+        np.minimum(w, 1.0)[1],
+        np.isfinite(w).sum(),
+    )
+
+
+@ctx.batch
+def newton_cube_root(a):
+    """A loop whose test is a NumPy function of the example's value."""
+    x = np.maximum(a, 1.0)
+    steps = 0
+    while np.abs(x * x * x - a) > 1e-9 * np.maximum(a, 1.0):
+        x = x - (x * x * x - a) / (3.0 * x * x)
+        steps += 1
+    return x, steps

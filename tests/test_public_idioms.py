@@ -395,3 +395,27 @@ def test_matrix_products_are_the_examples(mode):
 def test_matrix_products_python_refuses_are_refused(name, args, message):
     with pytest.raises(BatchTypeError, match=r"public_idioms\.py:\d+.*" + message):
         getattr(P, name)(*args, backend="numpy")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_numpy_functions_run_on_every_backend(mode):
+    """`np.exp`, `np.maximum`, `np.clip`, `np.where`, `np.isnan`, `np.sqrt`,
+    `np.abs`, `np.floor_divide`, `np.mod`, `np.minimum` (a NaN wins),
+    `np.isfinite` of per-example values: NumPy's values and dtypes on every
+    backend (TensorFlow refused them at build time, JAX failed in its trace)."""
+    rng = np.random.default_rng(11)
+    v = rng.normal(size=(6, 4))
+    w = rng.normal(size=(6, 3))
+    w[1, 1], w[2, 0], w[3, 2] = np.nan, np.inf, -np.inf
+    k = np.array([-7, 0, 5, 12, -1, 9])
+    got = [np.asarray(leaf) for leaf in P.numpy_elementwise(v, w, k, **MODES[mode])]
+    want = per_example("numpy_elementwise", v, w, k)
+    for index, leaf in enumerate(got):
+        column = np.array([row[index] for row in want])
+        assert leaf.dtype == column.dtype, index
+        np.testing.assert_allclose(leaf, column, rtol=1e-13, err_msg=str(index))
+    a = np.array([0.5, 8.0, 27.0, 1000.0, 2.0])
+    got = [np.asarray(leaf) for leaf in P.newton_cube_root(a, **MODES[mode])]
+    want = per_example("newton_cube_root", a)
+    np.testing.assert_allclose(got[0], [row[0] for row in want], rtol=1e-12)
+    assert got[1].tolist() == [row[1] for row in want] and len(set(got[1].tolist())) > 2

@@ -7,12 +7,17 @@ construction), and the emitter writes them as `rt.<name>`.  One list, so the
 three always agree.
 """
 
-from transpiler.passes import broadcast, numpy_on_jax, python_builtins
+from transpiler.passes import broadcast, numpy_on_backends, python_builtins
 
 # passes/subscripts.py and type inference's `spread`/`cast`
 SUBSCRIPT_HELPERS = ("cast", "take", "lookup", "put", "spread", "repeat", "stack_items", "unpack_rows")
 
 # python_builtins.HELPERS: Python's builtins per example; broadcast.HELPERS:
 # its operators (shifts on TensorFlow, divisors and exponents junk cannot break)
-# numpy_on_jax.HELPER: jax.numpy, for NumPy's functions in a JAX program
-NAMES = frozenset(SUBSCRIPT_HELPERS + python_builtins.HELPERS + broadcast.HELPERS + (numpy_on_jax.HELPER,))
+# numpy_on_backends.HELPERS: NumPy's twins in a JAX or TensorFlow program
+NAMES = frozenset(
+    SUBSCRIPT_HELPERS
+    + python_builtins.HELPERS
+    + broadcast.HELPERS
+    + tuple(numpy_on_backends.HELPERS.values())
+)

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=0820074af3f39e12f30dffa174cb1f6a3c31224b9c1947e7bbf64cec9fb1cf19
-# autobatch: inputs-sha256=051bf3e7a1a127b0a1651361299c407b07cd7df297a601609f16da63780d8ed8
+# autobatch: source-sha256=2fe0f43a6d26039fe69f212317dfb48df84fa9638c83002decb16c99e716a522
+# autobatch: inputs-sha256=53a659483f704c3524e7d1b200a9c4b4dee2d009431069f145d03e81c508a9fa
 # autobatch: body-sha256=bfc44b962e45a1f661cee7c5dbc9394a1bb27ef375a8c5dc0706127e8f17e037
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=2b0c78a2ca80a22f68e4277d014fd3cb1b060ab01e30372348540240d58ec503
-# autobatch: inputs-sha256=df92ac617bef1bba3c203ea43b812d515a2b6cdf75b3d57055627d0c30561a52
+# autobatch: source-sha256=1b8aeb7fdd0ef7b1f39ca064be8e4f5c1b7da29e1ce6d20fcf038e18911b5ec3
+# autobatch: inputs-sha256=36cc664d15b1b23737464fdc4494f9674ec1efe4cf3eb14570f40adf54a31866
 # autobatch: body-sha256=a4fda1a3ec0cb861ab2180912fb4f954be70a562ecbf3dc5911ca8295acc2c2e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=a907c050d6210918784cced100303408ba6f4a0bb4461ed6abbc861cec0ac269
-# autobatch: inputs-sha256=a5a6d27b049e5b4af8cce975df7d7bda311ce5deaa87d35e89d32e81f0546ce1
+# autobatch: source-sha256=507c9b553aa4ceab77e4c35a6214aeb8267d50e1460b99d85aa02c32dfa2be1c
+# autobatch: inputs-sha256=93313dc94158f472d39078ccf19905dd759977078d922a238f3a307e25486021
 # autobatch: body-sha256=ea20b91eea49b8e552c1e44e0d401606a010d768bd740f4091c2510c8466e837
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=6e3cff42ad5fdc0695f2c140fdf3da72495baa62dd886eeaad6766569f487c73
-# autobatch: inputs-sha256=43d424855a4706f92f14a33ed62759036ef205b604f9ef9c815a7cc70508a1cc
+# autobatch: source-sha256=57d8073b70f119a2ce60dce7a84327d647c5ac623cfae853b80adebf6a7a80b0
+# autobatch: inputs-sha256=b46e640d0e7486ea2b87ddc3d3899b6f44e9d9a5867685940d28c1d4b0d60089
 # autobatch: body-sha256=6b00bff33658f019bebda1595dfcc91c4c165271afe6e52616cc57b54bb4ba76
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=646f8437522617c174b9bb0adc75476f7509df06d00e66ec1c347869126aa66c
-# autobatch: inputs-sha256=8b95902c116999571c4b9873bfa8f56d218dda773c0f7d9c1196b66dae32b898
+# autobatch: source-sha256=0ca63488352f587705bec611fd8797dc2f83d4cac86a106126d8ed9f2e6d983c
+# autobatch: inputs-sha256=1af907d79db7e6b6babc9452be57e647be8444995d2c2fb8cdb3d98ac26c60d6
 # autobatch: body-sha256=1a00508b12b7e004ffb77f025ef01f72731841219ac8af4fb5faeca45c048f3a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

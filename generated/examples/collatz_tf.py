@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=2dbac7cea6b234ff781d2112f424afd71742e213a68e7f251e8e47de9e276629
-# autobatch: inputs-sha256=c9f632f62f27a75dfed3db01ba03efa3aad42843c6f50340ebeb299bdea620b7
+# autobatch: source-sha256=1b81d9febbae5d444bd4f1b8fa5466246226e7fb86ca2ab33ef566823ab778fa
+# autobatch: inputs-sha256=a21711e4168fc8df6a38a6421e4f8ee61ab1a4e3ae7cce556764f58ef5bb4de7
 # autobatch: body-sha256=833ac5d76cd97727237aa7ea2ab81729ecaadd229e1ee01eff9dfd84715de392
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=e62ff50bb1452dcbdfdc5e73a442bdb439abcb4adfa670efe289bf68de53a74a
-# autobatch: inputs-sha256=f78fa64f12f38cf2f129c637d38e80c7ece1a79c4fe40703dccd663209c27854
+# autobatch: source-sha256=43c0663d6c51fea2c58a848eb6ffa8f64396479767555bb4e4ae7c4a56634bab
+# autobatch: inputs-sha256=379d0fb6a3e31a1d47504b9b9293ed51bd1ead3903736ea1a63fd2af9b52b796
 # autobatch: body-sha256=1d460e4998c722fa37b7b51e8caf06500c91384b2405204c6eab9966d0a21f34
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

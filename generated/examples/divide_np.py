@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=afd80937e54703efba1b531b55adab1c0e992e280d253f7d1d87e495a27ea951
-# autobatch: inputs-sha256=9141e3c02a8ebc7cbfffc6e91f98d7c1bc7d0362d180af1ca5d0ded30c9573fa
+# autobatch: source-sha256=c668926bae796778430e3364abc681fd98715ed444f29e2539780fa159c34e88
+# autobatch: inputs-sha256=14012da72ba7c07bc75dac12bbd4f706c8b14d030c3ab2deda0f42e58f8a12e7
 # autobatch: body-sha256=9f175a4c3d62d6e6559861b0807d1db1ae08a19210cee5442527a4ce6e594ce3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=091eceb9a27eafe2bb05570a7bcf876e0be9d68c6a4dc92d820cce82a565ed52
-# autobatch: inputs-sha256=bbdf8378d62d56e75dcdbff0d6e4236140a9de4c01b1f91b8fe6c3a980d00d02
+# autobatch: source-sha256=d4dcb6ef555dbf433f1390195feaca159bb9e9ebc26a786f6ac6734434836c88
+# autobatch: inputs-sha256=81eb8bc319c56e909bcb601ce7f4e948aed31e8bacffead4c80cd2879ceb5a7a
 # autobatch: body-sha256=f4d82a3aec642c70cd11deb6654d6050bf48d8471742891d582d3e0a5999f0bb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

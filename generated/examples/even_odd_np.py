@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=14076fbba92a3860d5ccf2d66d90ac9a5f5aa3c3c87ad42325974269ddb86fe3
-# autobatch: inputs-sha256=b3a9f04eeccb1026c35b681b8a19de74493cbcc79403258813417ca01ed1ace3
+# autobatch: source-sha256=fabe93b5a0492bdd164d69421f33e0c76bda1652c73b26ca08c7636ff7448649
+# autobatch: inputs-sha256=1725457c5f4bbc62f0c807d9b005cd14c15136e3e2e07470ca400a56001a5e57
 # autobatch: body-sha256=62f2c3e1f961471335e5651785d007d773bf734ef91ded5558ac962fbb3af313
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=1f5c53a6940131583ae4ec7530cf54322e595d47714eebf18a09d10b5b8ada0c
-# autobatch: inputs-sha256=e100a757c63badad3b5295bb9f443102f759953472e87e8ad700a1c264cc6ff8
+# autobatch: source-sha256=d4e0cf3a0cc1f261c7c3cbf5fe19751b3ad8251bccae32ee7237436e71a28a43
+# autobatch: inputs-sha256=b424c6e9d89384ccf1fbd887ef015a3472d79c8f5a2194f092b1d2c7c7d7137d
 # autobatch: body-sha256=5ab5eed5f92a2aaa71fa04b65a9a9dfdd97f8b2b967b0469e104079a4c6f65c1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=4ec3174b91ba139ad6ba5be73db95b5ceb066f276bb758d618d9e3f4cf6aae35
-# autobatch: inputs-sha256=98000f8fae1bd7e814857792998c8de7f8f5a67b4957838dc100f410297b5d69
+# autobatch: source-sha256=c149496f99f9c8d09d82db17afcbeb5b551af60da955c12b443e8ac96e8c1390
+# autobatch: inputs-sha256=26db9a57118b0a1646f68a81ab3943d5500efc256bf31597a9fe0f9e732d1dcd
 # autobatch: body-sha256=0ef56dd4e7e596b39a4e0cb96a4eb7fefbc77eaa29d4715d41c56aafef8fa4f6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=5eb0a430a9239f97ac91d6e0252fd04c9651a922805c63279fca08ca14e6eff1
-# autobatch: inputs-sha256=7a15657fc5f822b2dc62b74061f140e2024b6395bd623c843112ef3a645aad15
+# autobatch: source-sha256=fcabcf69d28cf1579414bc3a332068f213d6a82ff843f5eeffd20ab24ee6b316
+# autobatch: inputs-sha256=ee8ef2886f337529a033d72aec644579cb0513172fd885d1bfc98021c25c0798
 # autobatch: body-sha256=83088813639e9c94914bc2a53002a95c95432cec2136941e0e1bf00ed88f4b96
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=9f14e3e536e0993ad24089d327465838121da1eaf144e6fbdc6cc640837f69ab
-# autobatch: inputs-sha256=e3bc51ccdd431f829d7c1822e0506cd5a2949c2d84de863a717d20d0b7cb67fe
+# autobatch: source-sha256=5f25bf6aaa9414242db8bac0a3b5412070a931e0781eebad26804d55cc407a73
+# autobatch: inputs-sha256=6d87d4c8a95099e6eba382ad9fab0c59cc1423eddc2adb2d24700c5a8e995575
 # autobatch: body-sha256=a537a98bba3b11c901cf1462db03214affa422ed2d3b063ba60dc65fe8f3a084
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

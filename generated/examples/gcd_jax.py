@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=3aacc0a7ec6f0cf92672aab05927950c7620eb5c900909b3e80a092c2389dc73
-# autobatch: inputs-sha256=6178923c67688e8148e7c0f8444386899bb1afa4461a0f18b924d85b2d293c3f
+# autobatch: source-sha256=24e0cc7cfd94841d190eaa7d848f1b8bd231d49c9f171d2ec4cc239a1f8a618a
+# autobatch: inputs-sha256=63e4c67135df92684d63fa8917b70b5c423a924329794c39e940e524915c9561
 # autobatch: body-sha256=5bd6977ed0703ed6e50c17131b29dab376479503c6e3e17daa6da5f7602f2ec5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

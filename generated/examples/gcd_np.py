@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=18f12831bb38258985b2c0597ddf0088aa420e4a3bf79ff6192fe33ca50b09ad
-# autobatch: inputs-sha256=67f51b95594c6832fb3814f78fab859f301f6c4af4fdc638c7b20af65f879674
+# autobatch: source-sha256=b872de0b55899dac87e8c7bfeeca5281d467d3c10d6caec4266a08aa1dc69927
+# autobatch: inputs-sha256=f0885a0e9d2dc8497ddbd1fd75ce0c90d2fdcc28e52eaba40995500cd5f8d77b
 # autobatch: body-sha256=45aac2a45364634e98c6ff5574e4bbded4c0d263db60b2b861e781884e12be1e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=3281ca19ef622ad0f65b37b3673a56c124588ab74e51c840c8223bcc2f4bfac2
-# autobatch: inputs-sha256=01df899536a597a2b149e31d01b8bf151caf3b425d81b32c359d1bcffc112a86
+# autobatch: source-sha256=44eef373f1e3ce2d92c5a84b979e4ff2ceec370d1123afaafe515a22a951f668
+# autobatch: inputs-sha256=2abd6a3de19f1781fc6a623bba564bd363b30c191db20b0a1e606a7feb81404a
 # autobatch: body-sha256=76a927c80b4f10d0cd54a99966edac7d5feaf073664d42f662e3c55d81ffdb1c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

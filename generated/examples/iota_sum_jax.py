@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=3ccb39b29908f9f7d23efccb987ee7f68f6ec216bb4c78affbada4fb7166211f
-# autobatch: inputs-sha256=0a67a95c2f7a73090576575fc68c3a38f3d2f915afee630be9b35150feae5371
+# autobatch: source-sha256=88b199ec29117ff27dd4704f2b66f3cad7d6b0b7aed41b8b2efcc7715126b094
+# autobatch: inputs-sha256=7d976cb8bb1d0241dbc30fe65c956c04e20f9b574451f2028a0264b34c327db8
 # autobatch: body-sha256=a34254b825ec2bddcd068d58d09757e95ee98d0cdd6bb5aa07791826f9a188e6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

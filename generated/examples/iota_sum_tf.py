@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=b3241497fae9069f0bc8e3955e2ca673e4d9aa1806e8db5933e9c6438434dc2b
-# autobatch: inputs-sha256=d86d8ca39ccfa9650f0088e9b85054e4a44560f2da06c295a00708b82d12144a
+# autobatch: source-sha256=690ffe0eddf2cfd27148859a0ff87bf22efd0fd4885ce6d2861bb1508745c180
+# autobatch: inputs-sha256=7173748aaace658c1491d8ac710c0f0f9f9dd5883d04bc91780e399b6608b094
 # autobatch: body-sha256=dad827048db169bda700864cf826713e62b6a75fb39d43744c98514590eef068
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=6b6f7694b839e1a891b1dcade0aa44c908fbfeb181b4eef8ec04915ffaa5ce58
-# autobatch: inputs-sha256=1950afb1b76a74b4a3b89f153c070e1c9cef0798fcdccf1d33fef4f0fe41bcfb
+# autobatch: source-sha256=77c71a011c662de0b9efebf5123fb25b3ed11bde55ae597f1955fa36efa6d06e
+# autobatch: inputs-sha256=f54631f1500652cc7cc70f083e5717ed6ea976021ccea96c3ccb3ad3a82da9a0
 # autobatch: body-sha256=d8c08d6bdcc4e30d501c917733a7b74f8e8024f1682b2d68c3a76cfb6ca349f4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=9e5ca69a8df0801a20523ceb778605888d2221ef39f02f6481fc3eedd85905e0
-# autobatch: inputs-sha256=5817200872d914c43cb07967c72188dd45e701065b9e07f44927319a4f2810dc
+# autobatch: source-sha256=b9d483f77ec950cbd3e8d89b117be801d4feb1fd306bd76ed2f6f617cae955e3
+# autobatch: inputs-sha256=3369b5ba608f3bd8579e8ae1f080c954376200bc863942d6609fdcd76027d705
 # autobatch: body-sha256=206d80491be3212c213a40909494854d17f01350bf49986ce004b0ba49b5c0f3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=8ec60d215d16343c639a173fbfae769c8a73dee4c0d90b28909a35b322378ef1
-# autobatch: inputs-sha256=adb0f44a3d051842ecbfccd5c170bcab69c53f6b1a8973f7dff05fea99d6a2e0
+# autobatch: source-sha256=9664097d7a413162f9fa3cd89e948537c9705987da81d4c595d3fb1ff90160ec
+# autobatch: inputs-sha256=f6323fcff50c726e561ee2418b68601da5ffe1237e67089a11b7baab0a36b943
 # autobatch: body-sha256=f2d1df521d6a06dc60046a9cc7e03cea9274314777a955ef6ae0eb618230c1b1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=46939e674c83b356e9d5c4030731542f4515e744229ecba050b4bf65daed3c23
-# autobatch: inputs-sha256=acd4d454f0108b46cd09c0300428961fb597fae29089e9db4c90c62d074b0a7a
+# autobatch: source-sha256=834d06703d827bdedf68fa9071e17ca9ad4d55f746a654863423c440f4acc09a
+# autobatch: inputs-sha256=2acfdfccf17bdd437fb5d95eebf142fa34a6de5cd029ab796a62ee9c8e44da65
 # autobatch: body-sha256=24a6c5118c73e8514cfd2b05e34fef46bf4d351de764c6790298cb1a03e1e3a4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=1c6549a3aca071dc0f6a2bdd752c488f8906ee3d4bc877b45f87b1d630f6f328
-# autobatch: inputs-sha256=3875b092cc691809045403e0d9e9d4bc115f4a99a06859bdfe0da624961d39a5
+# autobatch: source-sha256=2b37b83a9b3453381c64c7ab22ac56197f7b3282f95b180329c2c9108e51ff03
+# autobatch: inputs-sha256=6d904404893f94f241ef075352c7d9a071ec3079fa23710be2702ee172d5ea17
 # autobatch: body-sha256=dd7581ccf2c62ee9dc16d7910dcf676891b14525cf135e96e84f5cfb143ad989
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

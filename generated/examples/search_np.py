@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=11afd71ee25a06e115fd26fbdf81d82542def467f1a5cb728414025899d69347
-# autobatch: inputs-sha256=e4509d57e9f8df88998dc4f89a932bbf74fce9dcd1cd305d0c8587bf87c3a416
+# autobatch: source-sha256=9888664590b8916e86780ba96d37d94bc456c0d7aca1dd5ad6bf6d2edc2df0b9
+# autobatch: inputs-sha256=bbd3f10c33fd2a770cd41a2291fd30573378ccbb4cba39cb6636036528a52c04
 # autobatch: body-sha256=f91a58699362318ac6faf28585fa704753f18bb279757166ce5fb303669cb966
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

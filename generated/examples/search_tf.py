@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=7c4394f73f1d024de39b248c5c3e71db52b6eaf9cdfaaabf6079347255d3dd4f
-# autobatch: inputs-sha256=50260192b6a210e93e174e757c349c0d91b6d07373fa45a616d94b1342022b63
+# autobatch: source-sha256=b2c7f6fe1dea5f1b9f053948a6c717818ecd66d989bcc05ba9147dfa9eb0cdde
+# autobatch: inputs-sha256=8ca9ddc26eedd75dab28d31c24f7cb0534b043ba00d8d34f46bc6f39d9848acc
 # autobatch: body-sha256=49d6e160a6ae72f17ce9e1109e35d6f6fad6d47a82d8e822a1c7c7b10b907680
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

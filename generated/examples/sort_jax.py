@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=2429e25ebee6c0dfc6dfc7b83c9e433601a82ed05416ded4175b635da3912fef
-# autobatch: inputs-sha256=f7ba8388928fd38d803e75fdb31a86b6bf2a20bfc39ac4d662b1b655a2f0d18e
+# autobatch: source-sha256=a2c616351a09815c650bb52abc61279458f698b59096b05dd1ee0d85293e0b2c
+# autobatch: inputs-sha256=f16381261a875264f35543751652fed3480b6d34dcae6704d38caab45692e7b7
 # autobatch: body-sha256=a4616624a2a5c82deceadd8fda9a7b4466647494d0e5ac6da1b51afa453b2c83
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

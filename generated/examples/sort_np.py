@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=232472fffe235ed6a676b01d2ec72a1d5c21458721e1f54aac8b5a4ba55620e4
-# autobatch: inputs-sha256=716b9b8af616430328d61847962038b58308bd1d6cf6a9d3d384417aa37debb9
+# autobatch: source-sha256=88d9739f8be48b586a612de15c04db35c825c3f4b091b90155993bfb6e237495
+# autobatch: inputs-sha256=37423aaf6955a727a1f53266a9ba7af324649eb904440145a5407d491879679a
 # autobatch: body-sha256=7398fa52a3431731af02364d076f7119ca098ffb63ee4b46544503736c0f280a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

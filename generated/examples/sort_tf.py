@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=a599fa8ce7165e692229d504d6351a8237ff3a72df8cedd561539092287cb935
-# autobatch: inputs-sha256=db8778d37bc0c47317c439e3af37b24f0951f19b0d2fc21c766bbe94a4731738
+# autobatch: source-sha256=8a5d8e225311978c7d8db1bc6336aaa0252e83dac5c5f307f00fb39d2158c8ae
+# autobatch: inputs-sha256=a7a049cafcbe42aba56694f51042d43ef3814c702e94c801ec57bae04d61f815
 # autobatch: body-sha256=066600f0da0e4156d74be8fad1b98058153dff7098e800892163a1f18e12fa36
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=c5f2c95ad72cfd70306d4676fd6dfe4af5d5af7f9579c5078dadd451f5f7512c
-# autobatch: inputs-sha256=3841982b6d44953f43af4aee416d3cb506e3a630aa4e9d9addc64cf7f6d97ba8
+# autobatch: source-sha256=c54e72b2b20e8b526670deca0589d9fbab69c52fb2a141efd5e472479ad99147
+# autobatch: inputs-sha256=6f6f3af91004d0a8d184e80a2c2fde45487e2b5dd29b2b2711c5382d93cec55b
 # autobatch: body-sha256=5fa2a7e12d294840f362341b6ed9987c14604e82f529487e4d6464167691c151
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

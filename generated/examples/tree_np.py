@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=468dbde1ccac14328ce46b2ee3c866907f433315eb0fe01caa1c233866748723
-# autobatch: inputs-sha256=59cdd013425e790e8740937b76a88561b467ec636bd3671a57482211365442d9
+# autobatch: source-sha256=f76fb35a2e9c8a32c207ce513dcc0ead4d2ef3158e0d5bfb8849f4c457dec892
+# autobatch: inputs-sha256=a0d510c31ee32548bb3bada918c2ce4f2dd834d65630457961de1fa6771a77e8
 # autobatch: body-sha256=7ee52ca091bfef534b689c441a25620e336080628d41b9b051e82fc7848b5613
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=06d13027aafd737105d324745ffac2149002ee53c8904db3e15d96774728cd7d
-# autobatch: inputs-sha256=a66a455e1998663ed521b0dbb5e00123b02767be71b62ed606d4efd5f4387ab4
+# autobatch: source-sha256=803f63a783005107104b7a5c4891148a7c0be75bc3735a232683e8eefe990be7
+# autobatch: inputs-sha256=e1f2078b52e4df96052267fd46bf0d79f8626c2cdc3566264ffe76bfaeb44eb5
 # autobatch: body-sha256=05c774085355abf90fee63af7f79dd0ef290f76f37f268373060debc4d21a705
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

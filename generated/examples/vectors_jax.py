@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=49a76b9d7c0770328a1580fd4433dfbca05d68835b85767f95709d92697e8764
-# autobatch: inputs-sha256=5529f9ad8b3309341f38c28adab575cfb062b92068b1efc0f4e474a6c1fdc14d
+# autobatch: source-sha256=c96b0a3efaa37457fe9b28ad91395199b2deebe9ce9a36493ed3671cec985e9e
+# autobatch: inputs-sha256=5c331e9c40cf3f56adb2a0e06a0ef5f298c6558d7ec0c5d3a41209664b9cb20c
 # autobatch: body-sha256=28f6868da2727d5b03003465e33b62cb716f9ef9e057d610c51a608592be6d7d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

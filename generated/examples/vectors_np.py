@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=0840ba6e70d01b8fb04056fc533dae0dbc084a71aa9b2cfdae139f7fa33cf93a
-# autobatch: inputs-sha256=65c713dea273d86d43690b21febdf1744a0f9e96427aef973572f136a6a4c7db
+# autobatch: source-sha256=f66ac8442f311e2f4fcb05f7dfe158f1ee8995d9be70c5d1fa7c6bbc5bbd5d89
+# autobatch: inputs-sha256=60fed673758cc9683f7450975560a37b2e95b491f65563e534f71d85bb02cdc5
 # autobatch: body-sha256=6081e83ec56d3e45730da6f20b863775626175f4f5270d97521eccab6d8e8fba
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=11b18ccfc2f478b1568a524cc1a6d3e567e57e07b34c5287777e8c17d1df757f
-# autobatch: inputs-sha256=0f76f077fe89e72888bd08f68dc54477beb5afac4aa8ec2ea9bcc9d3c79e1b28
+# autobatch: source-sha256=dfe7e12564df080e3816653bdcad204cbd21c2f982c13c744e55d57299eb4029
+# autobatch: inputs-sha256=18be2179827e762f0036de79c8f89ed61b0d8ab15890b67b2d4f0d79e935e6c2
 # autobatch: body-sha256=14cfb6952a9ef1b50f329c7c1a1b8e7298e5c174de605075cbaf859e39d10428
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

@@ -32,7 +32,7 @@ class MatrixCalls(ValueQueries):
         one is a number (np.dot's product).  Run on the batch, np.dot would
         take the batch axis for a matrix's rows."""
         function = self.function(node)
-        name = _matrix_function(function)
+        name = matrix_function(function)
         arguments = list(node.args)
         if name is None and isinstance(node.func, ast.Attribute) and node.func.attr == "dot":
             owner = self.info(node.func.value)
@@ -64,7 +64,7 @@ class MatrixCalls(ValueQueries):
         return self.done(ast.BinOp(left, ast.MatMult(), right))
 
 
-def _matrix_function(function):
+def matrix_function(function):
     """The product `function` is, if NumPy's or jax.numpy's: "dot", "matmul" or "inner"."""
     jnp = sys.modules.get("jax.numpy")
     for name in ("dot", "matmul", "inner"):

@@ -23,7 +23,7 @@ from transpiler import backends as B
 from transpiler import types as T
 from transpiler.errors import BatchTypeError, where
 from transpiler.ir import instructions as ir
-from transpiler.passes import batch_axis, broadcast, numpy_on_jax, python_builtins, subscripts
+from transpiler.passes import batch_axis, broadcast, numpy_on_backends, python_builtins, subscripts
 from transpiler.passes.inplace_sharing import makes_list
 
 
@@ -85,9 +85,12 @@ class PlaceholderEvaluation:
             text = expr
             env = self._placeholder_env(vars_in, _promote_weak(inputs))
             ragged = any(T.is_ragged(t) for t in inputs)
-            if self.backend.name == "jax" and numpy_on_jax.mentions(text):
-                text = numpy_on_jax.rewrite(
-                    text, self._evaluator(fn, env), lambda v: self.backend.batched_rank(v) is not None
+            if self.backend.name in numpy_on_backends.HELPERS and numpy_on_backends.mentions(text):
+                text = numpy_on_backends.rewrite(
+                    text,
+                    self.backend.name,
+                    self._evaluator(fn, env),
+                    lambda v: self.backend.batched_rank(v) is not None,
                 )
             if (
                 python_builtins.mentions(text)

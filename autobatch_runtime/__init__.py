@@ -32,7 +32,7 @@ version it was generated for, and `require` refuses another at import time.
 # 9: py_not_none, py_shift_count, py_range_step: None as a number (TypeError), a negative
 #    shift count or a zero range() step (ValueError) stop the example
 # 10: py_matmul (`a @ b`, np.dot per example), py_array_method's "norm", py_nonempty
-#     (max/min of an empty comprehension), the JAX runtime's jax_numpy and the
+#     (max/min of an empty comprehension), py_times_flag (nan * False under XLA), py_join (np.concatenate, np.stack per example), the JAX runtime's jax_numpy and the
 #     TensorFlow runtime's tf_numpy (NumPy's functions of per-example values)
 RUNTIME_VERSION = 10
 

@@ -26,6 +26,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from autobatch_runtime.common import PYTHON_HELPERS, list_join
+from autobatch_runtime.array_joins import joining, numpy_join_ops
 from autobatch_runtime.array_methods import matrix_product, numpy_api_methods
 
 __all__ = list(PYTHON_HELPERS)  # what the backend re-exports
@@ -363,6 +364,14 @@ def py_list_count(items, x):
 py_list_join = list_join(jnp)  # `a + b` of two lists per example (common.py)
 py_array_method = numpy_api_methods(jnp)  # `v.sum()`, `v.cumsum()` per example (array_methods.py)
 py_matmul = matrix_product(lambda a, b: (jnp.asarray(a), jnp.asarray(b)), jnp.matmul)  # `a @ b` per example
+py_join = joining(numpy_join_ops(jnp))  # `np.concatenate([a, b])` per example (array_joins.py)
+
+
+def py_times_flag(x, flag):
+    """`x * flag` of a float and a bool (builtins_numpy.py): XLA would make
+    the product by a converted bool a select that gives 0 for `nan * False`."""
+    x = jnp.asarray(x)
+    return jnp.where(flag, x, x * 0)
 
 
 def py_not(value):

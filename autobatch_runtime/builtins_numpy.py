@@ -23,6 +23,7 @@ import math
 import numpy as np
 
 from autobatch_runtime.common import PYTHON_HELPERS, list_join
+from autobatch_runtime.array_joins import joining, numpy_join_ops
 from autobatch_runtime.array_methods import matrix_product, numpy_api_methods
 
 __all__ = list(PYTHON_HELPERS)  # what the backend re-exports
@@ -355,6 +356,13 @@ def py_list_count(items, x):
 py_list_join = list_join(np)  # `a + b` of two lists per example (common.py)
 py_array_method = numpy_api_methods(np)  # `v.sum()`, `v.cumsum()` per example (array_methods.py)
 py_matmul = matrix_product(lambda a, b: (np.asarray(a), np.asarray(b)), np.matmul)  # `a @ b` per example
+py_join = joining(numpy_join_ops(np))  # `np.concatenate([a, b])` per example (array_joins.py)
+
+
+def py_times_flag(x, flag):
+    """`x * flag` of a float and a per-example bool: Python's product
+    (`nan * False` is nan; the TensorFlow and JAX twins keep it so under XLA)."""
+    return np.asarray(x) * np.asarray(flag)
 
 
 def py_not(value):

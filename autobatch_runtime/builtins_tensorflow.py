@@ -11,6 +11,7 @@ import numpy as np
 import tensorflow as tf
 
 from autobatch_runtime.common import PYTHON_HELPERS, join_batch
+from autobatch_runtime.array_joins import JoinOps, joining
 from autobatch_runtime.array_methods import (
     ACCUMULATING,
     ARRANGING,
@@ -429,6 +430,17 @@ def _matmul(a, b):
 
 
 py_matmul = matrix_product(_tensors, _matmul)  # `a @ b` per example (array_methods.py)
+py_join = joining(  # `np.concatenate([a, b])` per example (array_joins.py)
+    JoinOps(
+        asarray=lambda x: x if isinstance(x, (tf.Tensor, tf.Variable)) else tf.constant(np.asarray(x)),
+        cast=lambda a, dtype: a if a.dtype == tf.as_dtype(dtype) else tf.cast(a, dtype),
+        concatenate=lambda tensors, axis: tf.concat(tensors, axis),
+        stack=lambda tensors, axis: tf.stack(tensors, axis),
+        reshape=tf.reshape,
+        broadcast_to=lambda a, shape: tf.broadcast_to(a, tf.stack([tf.cast(d, tf.int32) for d in shape])),
+        batch_size=lambda a: tf.shape(a)[0],
+    )
+)
 
 
 def _arranged(values, method, axis, shift):
@@ -479,6 +491,13 @@ def py_list_join(parts, kinds):
             arrays.append(tf.broadcast_to(constant, tf.concat([[batch], tf.shape(constant)], 0)))
     dtype = np.result_type(*[a.dtype.as_numpy_dtype for a in arrays])
     return tf.concat([tf.cast(a, dtype) for a in arrays], axis=0 if batch is None else 1)
+
+
+def py_times_flag(x, flag):
+    """`x * flag` of a float and a bool (builtins_numpy.py): XLA would make
+    the product by a converted bool a select that gives 0 for `nan * False`."""
+    x = tf.convert_to_tensor(x)
+    return tf.where(tf.cast(flag, tf.bool), x, x * tf.constant(0, x.dtype))
 
 
 def py_not(value):

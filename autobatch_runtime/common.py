@@ -457,6 +457,7 @@ PYTHON_HELPERS = (
     "py_powmod",
     "py_range_step",
     "py_array_method",
+    "py_join",
     "py_matmul",
     "py_round",
     "py_round_digits",
@@ -466,6 +467,7 @@ PYTHON_HELPERS = (
     "py_sorted",
     "py_sorted_elements",
     "py_sum",
+    "py_times_flag",
     "python_error",
 ) + RAGGED_HELPERS  # autobatch_runtime/ragged.py: vectors of per-example length
 

@@ -31,6 +31,7 @@ RAGGED_HELPERS = (
     "ragged_contains",
     "ragged_fault",
     "ragged_max_of",
+    "ragged_mean",
     "ragged_min_of",
     "ragged_of",
     "ragged_slice",
@@ -135,6 +136,16 @@ def array_helpers(xp):
         if values.dtype == np.bool_:
             values = values.astype(np.int64)
         return start + xp.where(mask(values, length), values, xp.zeros_like(values)).sum(axis=1)
+
+    def ragged_mean(r):
+        """NumPy's mean of each example's vector: float64 for ints and
+        bools, NaN where it is empty (NumPy warns)."""
+        values, length = parts(r)
+        if values.dtype.kind in "biu":
+            values = values.astype(np.float64)
+        total = xp.where(mask(values, length), values, xp.zeros_like(values)).sum(axis=1)
+        count = length.astype(total.dtype)
+        return xp.where(length > 0, total / xp.where(length > 0, count, 1), xp.nan)
 
     def extremum(r, default, largest):
         values, length = parts(r)
@@ -259,6 +270,15 @@ def tensorflow_helpers(py_sum):
         if isinstance(start, (int, float)) and start == 0:
             return total
         return py_sum(total[:, None], start)  # Python's promotion of start + total
+
+    def ragged_mean(r):
+        """NumPy's mean of each example's vector (array_helpers)."""
+        values, length = parts(r)
+        if not (values.dtype.is_floating or values.dtype.is_complex):
+            values = tf.cast(values, tf.float64)
+        total = tf.reduce_sum(tf.where(mask(values, length), values, tf.zeros_like(values)), axis=1)
+        count = tf.cast(tf.maximum(length, 1), total.dtype)
+        return tf.where(length > 0, total / count, tf.constant(np.nan, total.dtype))
 
     def extremum(r, default, largest):
         values, length = parts(r)

@@ -644,3 +644,71 @@ def newton_cube_root(a):
         x = x - (x * x * x - a) / (3.0 * x * x)
         steps += 1
     return x, steps
+
+
+# ---- Joining arrays: concatenate, stack, append, hstack, vstack ----------
+
+
+@ctx.batch
+def joined(a, b, m, k, x):
+    """As NumPy code joins arrays: the example's own (on the batch, NumPy's
+    default axis 0 was the batch's)."""
+    both = np.concatenate([a, b])
+    padded = np.concatenate(([0.0], a, np.zeros(2)))
+    rows = np.stack([a, b])
+    columns = np.stack((a, b), axis=-1)
+    grown = np.append(a, x)
+    flat = np.append(m, k)
+    wide = np.concatenate([m, m], axis=1)
+    tall = np.vstack([a, b, a])
+    pair = np.stack([x, x * 2])
+    return (
+        both.sum(),
+        both[3],
+        padded[-1] + padded[1],
+        rows[1, 0],
+        columns[2, 1],
+        grown[-1],
+        len(grown),
+        flat[-1],
+        flat.dtype == np.float64,
+        wide[1, 4],
+        tall[2, 1],
+        np.hstack([a, b])[4],
+        np.hstack((x, k))[1],
+        pair[1],
+    )
+
+
+@ctx.batch
+def merge_sorted(a, b):
+    """Merging two sorted arrays with np.concatenate, then a loop over the result."""
+    merged = np.sort(np.concatenate([a, b]))
+    runs = 1
+    for i in range(1, len(merged)):
+        if merged[i] != merged[i - 1]:
+            runs += 1
+    return runs, merged[len(merged) // 2]
+
+
+# ---- Windows of per-example length, conversions ------------------------------
+
+
+@ctx.batch
+def window_means(v, k):
+    """A trailing moving average as tutorials write it: the mean of a slice
+    whose length differs per example (and its sum, as a method)."""
+    out = np.zeros(len(v))
+    for i in range(len(v)):
+        lo = max(0, i - k + 1)
+        out[i] = np.mean(v[lo : i + 1])
+    head = v[:k]
+    return out, head.sum(), np.sum(v[k:]), np.mean(v[len(v) :])
+
+
+@ctx.batch
+def converted(m, x):
+    """`astype` of a per-example array (TensorFlow's tensors have none)."""
+    a = m.astype(float) / 2
+    flags = (m > 2).astype(int)
+    return a.sum() * x, flags.sum(), m.astype(np.float32)[0, 0], (m[0, 0] > 2).astype(np.int64)

@@ -219,6 +219,14 @@ def bool_arithmetic(x, y):
 
 
 @ctx.batch
+def masked(x, v, t):
+    """A float times a bool, as masks are written (`x * (x > t)`, a ReLU as
+    `v * (v > 0)`): Python's product, where `nan * False` and `inf * False`
+    are nan (XLA's simplifier made them 0)."""
+    return x * (x > t), (x < t) * x, (v * (v > 0)).sum(), (v > t) * 2.5
+
+
+@ctx.batch
 def sign(x):
     return (x > 0) - (x < 0)
 

@@ -2,6 +2,7 @@
 naming the line (tests/public_idioms.py)."""
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -419,3 +420,49 @@ def test_numpy_functions_run_on_every_backend(mode):
     want = per_example("newton_cube_root", a)
     np.testing.assert_allclose(got[0], [row[0] for row in want], rtol=1e-12)
     assert got[1].tolist() == [row[1] for row in want] and len(set(got[1].tolist())) > 2
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_joined_arrays_are_the_examples(mode):
+    """`np.concatenate([a, b])`, with constants and lists among the items,
+    `np.stack` (also along the last axis), `np.append` (flattening a
+    matrix, an int beside a float), `np.concatenate(..., axis=1)`,
+    `np.vstack`, `np.hstack` of vectors and of numbers: each example's own
+    join (all were refused: they joined along the batch axis)."""
+    rng = np.random.default_rng(12)
+    a, b = rng.normal(size=(5, 3)), rng.normal(size=(5, 3))
+    m, k, x = rng.integers(0, 9, (5, 2, 3)), rng.integers(0, 9, 5), rng.normal(size=5)
+    got = [np.asarray(leaf) for leaf in P.joined(a, b, m, k, x, **MODES[mode])]
+    want = per_example("joined", a, b, m, k, x)
+    for index, leaf in enumerate(got):
+        column = np.array([row[index] for row in want])
+        # a sum's last bits follow the backend's order of additions
+        np.testing.assert_allclose(leaf, column, rtol=1e-13, atol=1e-13, err_msg=str(index))
+    a, b = np.sort(rng.integers(0, 6, (6, 4)), axis=1), np.sort(rng.integers(0, 6, (6, 3)), axis=1)
+    got = [np.asarray(leaf).tolist() for leaf in P.merge_sorted(a, b, **MODES[mode])]
+    assert list(zip(*got)) == per_example("merge_sorted", a, b)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_windows_and_conversions_are_the_examples(mode):
+    """`np.mean(v[lo : i + 1])`, `head.sum()`, `np.sum(v[k:])` of a slice
+    whose length differs per example (NumPy's mean of an empty one is NaN),
+    and `m.astype(float)`: each example's value on every backend (refused
+    before; astype failed on TensorFlow's tensors)."""
+    rng = np.random.default_rng(13)
+    v, k = rng.normal(size=(6, 5)), np.array([1, 2, 3, 5, 4, 2])
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # NumPy warns of the empty mean
+        got = [np.asarray(leaf) for leaf in P.window_means(v, k, **MODES[mode])]
+        want = per_example("window_means", v, k)
+    for index, leaf in enumerate(got):
+        column = np.array([row[index] for row in want])
+        assert leaf.dtype == column.dtype, index
+        np.testing.assert_allclose(leaf, column, rtol=1e-12, atol=1e-12, err_msg=str(index))
+    m, x = rng.integers(0, 5, (5, 2, 2)), rng.normal(size=5)
+    got = [np.asarray(leaf) for leaf in P.converted(m, x, **MODES[mode])]
+    want = per_example("converted", m, x)
+    for index, leaf in enumerate(got):
+        column = np.array([row[index] for row in want])
+        assert leaf.dtype == column.dtype, index
+        np.testing.assert_allclose(leaf, column, rtol=1e-6, err_msg=str(index))

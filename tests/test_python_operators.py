@@ -64,6 +64,11 @@ CASES = {
     "count_zeros": lambda rng, n: (rng.integers(-1, 2, (n, 6)),),
     "edit_distance": lambda rng, n: (rng.integers(0, 3, (n, 4)), rng.integers(0, 3, (n, 5))),
     "bool_arithmetic": pairs(-3, 4, zeros=False),
+    "masked": lambda rng, n: (
+        rng.choice([np.nan, np.inf, -np.inf, -1.5, 0.0, 2.0], n),
+        rng.choice([np.nan, np.inf, -2.0, 3.0], (n, 3)),
+        rng.normal(size=n),
+    ),
     "sign": ints(-5, 6),
     "literal_bools": ints(-5, 6),
     "narrow_count": ints(-6, 6, np.int32),
@@ -100,7 +105,7 @@ def same(batched, expected_list):
         if leaf.dtype.kind not in kind(values[0]):
             return f"leaf {k}: dtype {leaf.dtype}, Python gives {type(values[0]).__name__}"
         want = np.array(values).reshape(leaf.shape)
-        equal = np.allclose(leaf, want) if leaf.dtype.kind == "f" else np.array_equal(leaf, want)
+        equal = np.allclose(leaf, want, equal_nan=True) if leaf.dtype.kind == "f" else np.array_equal(leaf, want)
         if not equal:
             return f"leaf {k}: {leaf.tolist()} != {want.tolist()}"
     return None

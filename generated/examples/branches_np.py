@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=1b8aeb7fdd0ef7b1f39ca064be8e4f5c1b7da29e1ce6d20fcf038e18911b5ec3
-# autobatch: inputs-sha256=36cc664d15b1b23737464fdc4494f9674ec1efe4cf3eb14570f40adf54a31866
+# autobatch: source-sha256=44473648e19478d0193dcc72e968b1ef9baf217bcd0642c4785fb94ad3010079
+# autobatch: inputs-sha256=6f5cfead6d722864b73378e7591b481f04b0da520cc28567bc92e7d968e261cf
 # autobatch: body-sha256=a4fda1a3ec0cb861ab2180912fb4f954be70a562ecbf3dc5911ca8295acc2c2e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

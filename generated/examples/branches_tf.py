@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=507c9b553aa4ceab77e4c35a6214aeb8267d50e1460b99d85aa02c32dfa2be1c
-# autobatch: inputs-sha256=93313dc94158f472d39078ccf19905dd759977078d922a238f3a307e25486021
+# autobatch: source-sha256=f0e5913033c40c34606a17f9154907680e3ca5a94102360ffccfa8c4e956c1f3
+# autobatch: inputs-sha256=b260925419c17bbb7c67c047caefb57f05b631f51454ab8b2a409382c5c57495
 # autobatch: body-sha256=ea20b91eea49b8e552c1e44e0d401606a010d768bd740f4091c2510c8466e837
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

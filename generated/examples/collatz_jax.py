@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=57d8073b70f119a2ce60dce7a84327d647c5ac623cfae853b80adebf6a7a80b0
-# autobatch: inputs-sha256=b46e640d0e7486ea2b87ddc3d3899b6f44e9d9a5867685940d28c1d4b0d60089
+# autobatch: source-sha256=3c66fdef096e37f18d944df6e5fc044fb47a45abdb45a70f76fa7bad1607ce16
+# autobatch: inputs-sha256=0955a1aca06d710e768ad2e3b8d1115db9dfec2bbe4d1ee841be87fe3364b7bd
 # autobatch: body-sha256=6b00bff33658f019bebda1595dfcc91c4c165271afe6e52616cc57b54bb4ba76
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=0ca63488352f587705bec611fd8797dc2f83d4cac86a106126d8ed9f2e6d983c
-# autobatch: inputs-sha256=1af907d79db7e6b6babc9452be57e647be8444995d2c2fb8cdb3d98ac26c60d6
+# autobatch: source-sha256=3fcd66f40323546a559f2b8e072117627772c44b4faa61159d9c5542532bc4c2
+# autobatch: inputs-sha256=668de43ee7043c85dd0460b39daa88f69acd080a2256bba8c561780e5c2fd737
 # autobatch: body-sha256=1a00508b12b7e004ffb77f025ef01f72731841219ac8af4fb5faeca45c048f3a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

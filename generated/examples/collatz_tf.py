@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=1b81d9febbae5d444bd4f1b8fa5466246226e7fb86ca2ab33ef566823ab778fa
-# autobatch: inputs-sha256=a21711e4168fc8df6a38a6421e4f8ee61ab1a4e3ae7cce556764f58ef5bb4de7
+# autobatch: source-sha256=d3468021adaa238ee3d789ebc5a4075ed8138c01c1b7cf331e1504be661ccd49
+# autobatch: inputs-sha256=3dbd888d35167633e5add04ee3525417747e53ee603171a76a7b6bf93dc81171
 # autobatch: body-sha256=833ac5d76cd97727237aa7ea2ab81729ecaadd229e1ee01eff9dfd84715de392
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

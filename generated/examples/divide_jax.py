@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=43c0663d6c51fea2c58a848eb6ffa8f64396479767555bb4e4ae7c4a56634bab
-# autobatch: inputs-sha256=379d0fb6a3e31a1d47504b9b9293ed51bd1ead3903736ea1a63fd2af9b52b796
+# autobatch: source-sha256=a6377028d38752ae08003606c981b3fa66342846b64e8392ff33cd1c00587b24
+# autobatch: inputs-sha256=f5d1d53582509cf0198fa2349c53e1f47f1ad45695c6e05c39a1c840facffbb6
 # autobatch: body-sha256=1d460e4998c722fa37b7b51e8caf06500c91384b2405204c6eab9966d0a21f34
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=d4dcb6ef555dbf433f1390195feaca159bb9e9ebc26a786f6ac6734434836c88
-# autobatch: inputs-sha256=81eb8bc319c56e909bcb601ce7f4e948aed31e8bacffead4c80cd2879ceb5a7a
+# autobatch: source-sha256=c162e849cfbec9000cb1d4ef17f96fc337a6758a5e1407c1be2dd5c33d9eba3d
+# autobatch: inputs-sha256=d767f7996c0d96b1073eed61907dd1fb45946d1c4d1a27150547aa837cc2a6b2
 # autobatch: body-sha256=f4d82a3aec642c70cd11deb6654d6050bf48d8471742891d582d3e0a5999f0bb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=374d5bbd51d2ca207340cbd305e42fb74f1aa1bc6e8f7dd0e9f1fb34dba5c0e9
-# autobatch: inputs-sha256=db48f07b191dd2230b9c6bc9c8d0af4520814c9084b17ddbda261bde66dc8545
+# autobatch: source-sha256=8d9f7081e4f9194555dc7c1110d7ca60102ac51ee23c482b16d115399a15dba8
+# autobatch: inputs-sha256=0556b8e50354d5d0cf407739e15e4113821f44b1dbb0e23a1be2edbf5492fd89
 # autobatch: body-sha256=17b45097674a4ad947dd1555fb3d3f9bebe8f379b24a12cbfb4d519e221d7384
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=fabe93b5a0492bdd164d69421f33e0c76bda1652c73b26ca08c7636ff7448649
-# autobatch: inputs-sha256=1725457c5f4bbc62f0c807d9b005cd14c15136e3e2e07470ca400a56001a5e57
+# autobatch: source-sha256=8b3b97d168c1b0dcde524561f378df2be21b2fd9f7d7a26eb33a4ee0402fb39c
+# autobatch: inputs-sha256=a0e948f665e98146e81abc7e36d181eb5de5baed4f69af2dad052402f385fdd1
 # autobatch: body-sha256=62f2c3e1f961471335e5651785d007d773bf734ef91ded5558ac962fbb3af313
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

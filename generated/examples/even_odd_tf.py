@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=d4e0cf3a0cc1f261c7c3cbf5fe19751b3ad8251bccae32ee7237436e71a28a43
-# autobatch: inputs-sha256=b424c6e9d89384ccf1fbd887ef015a3472d79c8f5a2194f092b1d2c7c7d7137d
+# autobatch: source-sha256=eef34909e2ac18af1692acbedd186464ca64e436f8df10349c03897b4d0b5bab
+# autobatch: inputs-sha256=3f61719202fbd4772707ab2e58dc1107a2d3344fea0aba7d8999672a1bd023b3
 # autobatch: body-sha256=5ab5eed5f92a2aaa71fa04b65a9a9dfdd97f8b2b967b0469e104079a4c6f65c1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=c149496f99f9c8d09d82db17afcbeb5b551af60da955c12b443e8ac96e8c1390
-# autobatch: inputs-sha256=26db9a57118b0a1646f68a81ab3943d5500efc256bf31597a9fe0f9e732d1dcd
+# autobatch: source-sha256=cfbdeadc31f97b01e40df2a2e820e1a783f34913860274b6321c266a3db4d74d
+# autobatch: inputs-sha256=a3ae53cc795d258b2502f851b95e0534a8059186d50e9bf6f38463dc422247a7
 # autobatch: body-sha256=0ef56dd4e7e596b39a4e0cb96a4eb7fefbc77eaa29d4715d41c56aafef8fa4f6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

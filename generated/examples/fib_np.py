@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=fcabcf69d28cf1579414bc3a332068f213d6a82ff843f5eeffd20ab24ee6b316
-# autobatch: inputs-sha256=ee8ef2886f337529a033d72aec644579cb0513172fd885d1bfc98021c25c0798
+# autobatch: source-sha256=f776da008949ec44e2b402a552fadc0a5e564db40ab7c240c26a654bb91cc43b
+# autobatch: inputs-sha256=7f25f897f295e80252d3435298db3d297fd41041f80153f9d70432a388e9dbe7
 # autobatch: body-sha256=83088813639e9c94914bc2a53002a95c95432cec2136941e0e1bf00ed88f4b96
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=5f25bf6aaa9414242db8bac0a3b5412070a931e0781eebad26804d55cc407a73
-# autobatch: inputs-sha256=6d87d4c8a95099e6eba382ad9fab0c59cc1423eddc2adb2d24700c5a8e995575
+# autobatch: source-sha256=73cad01705aa032238a5ad4bdf26810299d0c77564ae9825695263e28ac4a62d
+# autobatch: inputs-sha256=5cf68f7c9724ec46fe863a745560a6a096e4b096a9e42b10c54bba6027d92bb1
 # autobatch: body-sha256=a537a98bba3b11c901cf1462db03214affa422ed2d3b063ba60dc65fe8f3a084
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=24e0cc7cfd94841d190eaa7d848f1b8bd231d49c9f171d2ec4cc239a1f8a618a
-# autobatch: inputs-sha256=63e4c67135df92684d63fa8917b70b5c423a924329794c39e940e524915c9561
+# autobatch: source-sha256=e1182f2028d451ee60078df42c1f07e08bcecc8fc1cae42a07a726dc3db38013
+# autobatch: inputs-sha256=d515d3bfe5c5df08b52065a71e1aa423ddf829b7974c88495eb0eb4f4270eeeb
 # autobatch: body-sha256=5bd6977ed0703ed6e50c17131b29dab376479503c6e3e17daa6da5f7602f2ec5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=b872de0b55899dac87e8c7bfeeca5281d467d3c10d6caec4266a08aa1dc69927
-# autobatch: inputs-sha256=f0885a0e9d2dc8497ddbd1fd75ce0c90d2fdcc28e52eaba40995500cd5f8d77b
+# autobatch: source-sha256=4816b7b1fad22d21e52b1a55bbe71366c834b375c4d28a8e47ad403a96099cf8
+# autobatch: inputs-sha256=ad43aae3ba42b06258a8834dee0982180f7fb69d4c9e6a261ded11281db571ff
 # autobatch: body-sha256=45aac2a45364634e98c6ff5574e4bbded4c0d263db60b2b861e781884e12be1e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=44eef373f1e3ce2d92c5a84b979e4ff2ceec370d1123afaafe515a22a951f668
-# autobatch: inputs-sha256=2abd6a3de19f1781fc6a623bba564bd363b30c191db20b0a1e606a7feb81404a
+# autobatch: source-sha256=3c60092458b2cdbf878a9d6e511f9a33a89bac2c9d84d5391d8c3859b74a3a10
+# autobatch: inputs-sha256=9ada039c6b6b4b70b1fa38b0fddce2a7d8aa3a9c7c5666bad2023368a64b6fc6
 # autobatch: body-sha256=76a927c80b4f10d0cd54a99966edac7d5feaf073664d42f662e3c55d81ffdb1c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=88b199ec29117ff27dd4704f2b66f3cad7d6b0b7aed41b8b2efcc7715126b094
-# autobatch: inputs-sha256=7d976cb8bb1d0241dbc30fe65c956c04e20f9b574451f2028a0264b34c327db8
+# autobatch: source-sha256=ad555911b20bc56059a6acbc39106a340e831a1a16fef3ad7e303d819c4a029c
+# autobatch: inputs-sha256=0315a032642faeb7f29b2467439816cc2be87c1e8a701b55c8ff423c8454e730
 # autobatch: body-sha256=a34254b825ec2bddcd068d58d09757e95ee98d0cdd6bb5aa07791826f9a188e6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=4aee0e2e86ca2767472ae4f56d545971bc6c9623ef15499dde517b7d9db68e27
-# autobatch: inputs-sha256=7634213b64b04e4d5f7a8f27aeb422555e91cc537aa8af154b2923c47ee0cb25
+# autobatch: source-sha256=339ed4435b5682b90215048abed1bea896accf3f53386dfe81e6cae5597deafb
+# autobatch: inputs-sha256=44d82c05b4019c80513f8f2a9039bbdfbbb6a32909b7ed9dacfab3ec26938166
 # autobatch: body-sha256=79253068c01f96e01d15de3d8c2a7b81292a8ebd3a3ec11fa5842ac6c8a1b8ab
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=690ffe0eddf2cfd27148859a0ff87bf22efd0fd4885ce6d2861bb1508745c180
-# autobatch: inputs-sha256=7173748aaace658c1491d8ac710c0f0f9f9dd5883d04bc91780e399b6608b094
+# autobatch: source-sha256=ae3d43fd12fad1b93a0de5d6a9c0fe8129d3980cd5efb1c4e8ab62ee52491084
+# autobatch: inputs-sha256=d7683b6b4e3e259d8ff429c5d3478e42982563f8a97481aff04735f55f252f0b
 # autobatch: body-sha256=dad827048db169bda700864cf826713e62b6a75fb39d43744c98514590eef068
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

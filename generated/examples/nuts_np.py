@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=77c71a011c662de0b9efebf5123fb25b3ed11bde55ae597f1955fa36efa6d06e
-# autobatch: inputs-sha256=f54631f1500652cc7cc70f083e5717ed6ea976021ccea96c3ccb3ad3a82da9a0
+# autobatch: source-sha256=4c017adc8de7a0b54c9aa81f4729ec6319a4278fa246da678df9c49c8368ea1c
+# autobatch: inputs-sha256=0d39596149d94486762e08567bc69991ab1b3e1fd098eac4e1bb2067c320d71d
 # autobatch: body-sha256=d8c08d6bdcc4e30d501c917733a7b74f8e8024f1682b2d68c3a76cfb6ca349f4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=0004d557226f9311a9e4130a83feee4881c7ec63aac56bb70050a922eabc0a2c
-# autobatch: inputs-sha256=b3c15511c35d1eb6c953f91165bffb2da17ce9e3df9355386bc4dfcb2bc6ada4
+# autobatch: source-sha256=e45669767d80cbdbf30d65e3c59935c626d365bb0617a075475860bb66794e57
+# autobatch: inputs-sha256=98445b0a7d1472b9a88c37900e1f8e6ab71265ae36a1ce9f37aa249fd0af4ee1
 # autobatch: body-sha256=79aa80ad39c3a663dabc8fe5ded2c3376681535b46ac887317f41e8e2198d896
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=c8b52270ee76bbb6b9b9757695bb2a075a48879ce2eefd62f6cb48d82395215b
-# autobatch: inputs-sha256=d4a708247f56e671ea609e2f423a18aa7e9cb6d968d634d47ad796f7114501d6
+# autobatch: source-sha256=376c55d80ea9f626aaf067bc66d71033687083c6fe03dd9ef27ea72b1b48a608
+# autobatch: inputs-sha256=5b38b6a0b2769a8f97fd49ee1e9284c0b8e293672c3814f928c5748f97721bd2
 # autobatch: body-sha256=29fea38fe7be66ab02fea9225593405a221184a33a5de38919fb6a44515a0736
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

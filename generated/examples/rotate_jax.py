@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=9664097d7a413162f9fa3cd89e948537c9705987da81d4c595d3fb1ff90160ec
-# autobatch: inputs-sha256=f6323fcff50c726e561ee2418b68601da5ffe1237e67089a11b7baab0a36b943
+# autobatch: source-sha256=a5eea6ac8c60712f8cb89a15ad148fd2aebb9277c2799117e46d0e103b628544
+# autobatch: inputs-sha256=204b43c9cbf786528d84d7f5a5156bce8ba5025ed35f62ae96a787cd9959dad1
 # autobatch: body-sha256=f2d1df521d6a06dc60046a9cc7e03cea9274314777a955ef6ae0eb618230c1b1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

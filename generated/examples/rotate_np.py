@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=834d06703d827bdedf68fa9071e17ca9ad4d55f746a654863423c440f4acc09a
-# autobatch: inputs-sha256=2acfdfccf17bdd437fb5d95eebf142fa34a6de5cd029ab796a62ee9c8e44da65
+# autobatch: source-sha256=66744d48204a684ba0cfe0e7ab102d250b99d4b8b20ebf2283b2ff33f6a3b352
+# autobatch: inputs-sha256=039b157e060309da3c1bf90e3725c03f47b3391bad6f08f9b71b345c0eb246fd
 # autobatch: body-sha256=24a6c5118c73e8514cfd2b05e34fef46bf4d351de764c6790298cb1a03e1e3a4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

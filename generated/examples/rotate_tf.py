@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=985786a07b7c2197db769302b68473200062f1c74433e858521334e91fdcefe6
-# autobatch: inputs-sha256=d68cd91cc4d4bee132efb9bc5ad056aa9f0a6b5ff8d3badf14b73b50c0785d96
+# autobatch: source-sha256=6a31b0c4628253ba5861a45f286a07b6a3d89fbb4aa5b3218aec675a503aa742
+# autobatch: inputs-sha256=50497e88112f66e4e3679794feb3364ca253d05a5efecb04debd56cea4c2d94e
 # autobatch: body-sha256=d8309d61056d7e301f5ae78c9679a535350615ee33d5c9ccb22fdcb462fb1a5d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=2b37b83a9b3453381c64c7ab22ac56197f7b3282f95b180329c2c9108e51ff03
-# autobatch: inputs-sha256=6d904404893f94f241ef075352c7d9a071ec3079fa23710be2702ee172d5ea17
+# autobatch: source-sha256=020d44b206f399c774caf2e43fcdcf92f781610e8123b316d744e3f9d2402087
+# autobatch: inputs-sha256=090eac7e035ca9ff118e05adc26427f8333bf732ca01eb515e985a3ca047d82d
 # autobatch: body-sha256=dd7581ccf2c62ee9dc16d7910dcf676891b14525cf135e96e84f5cfb143ad989
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

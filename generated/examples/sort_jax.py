@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=a2c616351a09815c650bb52abc61279458f698b59096b05dd1ee0d85293e0b2c
-# autobatch: inputs-sha256=f16381261a875264f35543751652fed3480b6d34dcae6704d38caab45692e7b7
+# autobatch: source-sha256=a43e6e328a929571655eb66a64f745933616222901f62ed715a27b216c13bb8e
+# autobatch: inputs-sha256=5eea1daa707832d7987bd41898d727944a3db46e81bb7b597e4a4398fe8bece3
 # autobatch: body-sha256=a4616624a2a5c82deceadd8fda9a7b4466647494d0e5ac6da1b51afa453b2c83
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=88d9739f8be48b586a612de15c04db35c825c3f4b091b90155993bfb6e237495
-# autobatch: inputs-sha256=37423aaf6955a727a1f53266a9ba7af324649eb904440145a5407d491879679a
+# autobatch: source-sha256=5c534f9ecae06affa41c1bc8d9e14095b4b138cf146ff133cbfa7091b0bb0848
+# autobatch: inputs-sha256=69a4dc938e62a52dcd7123515806cf1324437a9f29482d8a19fa6d2121efd16f
 # autobatch: body-sha256=7398fa52a3431731af02364d076f7119ca098ffb63ee4b46544503736c0f280a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

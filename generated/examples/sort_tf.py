@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=8a5d8e225311978c7d8db1bc6336aaa0252e83dac5c5f307f00fb39d2158c8ae
-# autobatch: inputs-sha256=a7a049cafcbe42aba56694f51042d43ef3814c702e94c801ec57bae04d61f815
+# autobatch: source-sha256=22c5c234699f1b1a64fc80131aeafcc1f8b4ebb82346f9002070455cb2b99108
+# autobatch: inputs-sha256=d69b74cd568a94349f1a1c66476f306ac67f9dd60c756601631af7e03c9cff5f
 # autobatch: body-sha256=066600f0da0e4156d74be8fad1b98058153dff7098e800892163a1f18e12fa36
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

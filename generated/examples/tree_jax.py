@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=c54e72b2b20e8b526670deca0589d9fbab69c52fb2a141efd5e472479ad99147
-# autobatch: inputs-sha256=6f6f3af91004d0a8d184e80a2c2fde45487e2b5dd29b2b2711c5382d93cec55b
+# autobatch: source-sha256=9b8d380e77405761f251dc88c1babb8fde0ee112e76f048701823680df1b70d5
+# autobatch: inputs-sha256=b212e49d945e2ffeb95d531f7f126ddd99ad126b0dc16325b4bf118500c478ca
 # autobatch: body-sha256=5fa2a7e12d294840f362341b6ed9987c14604e82f529487e4d6464167691c151
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

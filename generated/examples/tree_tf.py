@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=803f63a783005107104b7a5c4891148a7c0be75bc3735a232683e8eefe990be7
-# autobatch: inputs-sha256=e1f2078b52e4df96052267fd46bf0d79f8626c2cdc3566264ffe76bfaeb44eb5
+# autobatch: source-sha256=d5ebf4c9ea050fe01459d021223e9ca9a2ede274eaa821bbae9ab9567cbc6d5e
+# autobatch: inputs-sha256=82f130fb0d196d7952b06ce66c8bc732551d8485d839a88c740e08d045d23a44
 # autobatch: body-sha256=05c774085355abf90fee63af7f79dd0ef290f76f37f268373060debc4d21a705
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

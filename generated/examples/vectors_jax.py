@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=c96b0a3efaa37457fe9b28ad91395199b2deebe9ce9a36493ed3671cec985e9e
-# autobatch: inputs-sha256=5c331e9c40cf3f56adb2a0e06a0ef5f298c6558d7ec0c5d3a41209664b9cb20c
+# autobatch: source-sha256=590a15d221530c487480f2fc2fcaaec7bf9fd94fd0b50de5e1313c8c08484486
+# autobatch: inputs-sha256=60d2edeac4aee0643c9aa27b36ba6187523d460ce47bac1983f41cf5bb3054d8
 # autobatch: body-sha256=28f6868da2727d5b03003465e33b62cb716f9ef9e057d610c51a608592be6d7d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

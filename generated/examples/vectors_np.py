@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=f66ac8442f311e2f4fcb05f7dfe158f1ee8995d9be70c5d1fa7c6bbc5bbd5d89
-# autobatch: inputs-sha256=60fed673758cc9683f7450975560a37b2e95b491f65563e534f71d85bb02cdc5
+# autobatch: source-sha256=5f796166098d5e1db1d86a555f203c6484b39aef92737bb380aeb724448827ce
+# autobatch: inputs-sha256=4afae22a6e26092219bdfe820eed23a79560d5804f5a6ff27cc59eaca75bf3d0
 # autobatch: body-sha256=6081e83ec56d3e45730da6f20b863775626175f4f5270d97521eccab6d8e8fba
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

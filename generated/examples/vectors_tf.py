@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=dfe7e12564df080e3816653bdcad204cbd21c2f982c13c744e55d57299eb4029
-# autobatch: inputs-sha256=18be2179827e762f0036de79c8f89ed61b0d8ab15890b67b2d4f0d79e935e6c2
+# autobatch: source-sha256=759b94d2cbc51261148cdeab2d7b1caf8d83891424648ab0f901941cf882f30e
+# autobatch: inputs-sha256=d9ecd02c88e8b829068ef84158bbd98da32fa1d1fbd4768ffd4b454e38ab8081
 # autobatch: body-sha256=14cfb6952a9ef1b50f329c7c1a1b8e7298e5c174de605075cbaf859e39d10428
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

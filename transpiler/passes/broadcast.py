@@ -105,6 +105,7 @@ HELPERS = (
     "py_matmul",
     "py_rshift",
     "py_shift_count",
+    "py_times_flag",
 )
 
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
@@ -124,6 +125,13 @@ def needed(expr: str) -> bool:
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)):
             return True
     return False
+
+
+def _unconverted(node: ast.expr) -> ast.expr:
+    """The operand inside `cast(operand, dtype)` (written by `convert`)."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "cast":
+        node = node.args[0]
+    return node
 
 
 def _negative_literal(node: ast.expr) -> bool:
@@ -197,8 +205,17 @@ class _Aligner(ast.NodeTransformer):
         op = node.op
         if isinstance(op, ast.MatMult):
             return self.matrix_product(node)
+        flag_side = self.float_times_flag(node) if isinstance(op, ast.Mult) else None
         operands = self.python_meaning(op, [node.left, node.right])
         node.left, node.right = self.aligned(operands)
+        if flag_side is not None:
+            # `x * flag` of a float and a bool: Python's product (`nan * False`
+            # is nan), where XLA rewrites a product by a converted bool into a
+            # select that gives 0
+            sides = [node.left, node.right]
+            flag = _unconverted(sides[flag_side])
+            self.changed = True
+            return ast.copy_location(_helper("py_times_flag", sides[1 - flag_side], flag), node)
         infos = [self.info(o) for o in (node.left, node.right)]
         if not any(i is not None and i.batched for i in infos):
             return node
@@ -232,6 +249,17 @@ class _Aligner(ast.NodeTransformer):
             self.changed = True
             return ast.copy_location(_helper(_SHIFTS[type(op)], node.left, node.right), node)
         return node
+
+    def float_times_flag(self, node) -> Optional[int]:
+        """Which side of `node` (a product) is a per-example bool met by a
+        float, or None."""
+        infos = [self.info(node.left), self.info(node.right)]
+        if None in infos or not any(i.batched for i in infos):
+            return None
+        for side, (flag, other) in enumerate(((infos[0], infos[1]), (infos[1], infos[0]))):
+            if flag.dtype.kind == "b" and not flag.python_number and other.dtype.kind == "f":
+                return side
+        return None
 
     def matrix_product(self, node):
         """`a @ b` with a per-example operand: `py_matmul(a, b, a_rank,

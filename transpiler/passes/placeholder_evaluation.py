@@ -251,9 +251,9 @@ class PlaceholderEvaluation:
         if isinstance(value, (bool, int, float)):
             return broadcast.Operand(0, np.asarray(value).dtype, False, True)
         rank = self.backend.batched_rank(value)
-        dtype = getattr(value, "dtype", None)
+        dtype = None if isinstance(value, type) else getattr(value, "dtype", None)
         if dtype is None:
-            return None  # a tuple, a string, a function: not an operand
+            return None  # a tuple, a string, a function, a class (`np.float64`): not an operand
         tensorflow = hasattr(dtype, "as_numpy_dtype")  # a tensor: TensorFlow's operators
         dtype = np.dtype(getattr(dtype, "as_numpy_dtype", dtype))
         if rank is None:

@@ -54,7 +54,7 @@ _WORDS = tuple(
     name
     for name in dir(builtins)
     if not name.startswith("_") and name[0].islower()
-) + ("math", " is ", " in ", "f'", 'f"', "%", "] *", "* [", ".copy(", ".sort(", ".fill(", ".reverse(", ".index(", ".count(", ".bit_length(", ".mean(", ".prod(", ".argmax(", ".argmin(", ".cumsum(", ".cumprod(", ".flatten(", ".ravel(", ".transpose(", "sort(", "flip(", "roll(", "dot(", "matmul(", "inner(", "norm(", "@", PRESENT) + tuple(
+) + ("math", " is ", " in ", "f'", 'f"', "%", "] *", "* [", ".copy(", ".sort(", ".fill(", ".reverse(", ".index(", ".count(", ".bit_length(", ".mean(", ".prod(", ".argmax(", ".argmin(", ".cumsum(", ".cumprod(", ".flatten(", ".ravel(", ".transpose(", "sort(", "flip(", "roll(", "dot(", "matmul(", "inner(", "norm(", "@", "concatenate(", "stack(", "append(", ".astype(", PRESENT) + tuple(
     sorted(MATH_FUNCTIONS | {"isclose", "factorial", "comb", "perm"})  # `from math import sqrt`: sqrt(x)
 )
 

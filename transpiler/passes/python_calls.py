@@ -24,6 +24,7 @@ from transpiler.frontend.narrowing import PRESENT
 from transpiler.passes.python_values import after, call_node, name_node, text_of
 from autobatch_runtime.array_methods import METHODS
 from transpiler.passes.array_calls import library_method, literal_arguments
+from transpiler.passes.joining_calls import JoiningCalls
 from transpiler.passes.matrix_calls import MatrixCalls
 from transpiler.passes.subscript_syntax import _static_int
 from transpiler.passes.subscripts import SubscriptError, is_ragged_value
@@ -51,7 +52,7 @@ _IN_PLACE_METHODS = {
 _ITERATION = frozenset(("range", "enumerate", "zip", "map", "filter", "iter", "next", "reversed"))
 
 
-class BuiltinCalls(MatrixCalls):
+class BuiltinCalls(MatrixCalls, JoiningCalls):
     """The rewriter's rules for calls (a base of passes/python_builtins.py's
     rewriter)."""
 
@@ -70,6 +71,7 @@ class BuiltinCalls(MatrixCalls):
             or self.bit_length(node)
             or self.array_reduction(node)
             or self.matrix_call(node)
+            or self.joining_call(node)
         )
         if searched is not None:
             return searched
@@ -87,6 +89,19 @@ class BuiltinCalls(MatrixCalls):
             # `v.copy()` of a per-example array: each example's own copy,
             # which every value here already is (TF tensors have no .copy)
             return self.done(node.func.value)
+        if (
+            isinstance(node.func, ast.Attribute)
+            and node.func.attr == "astype"
+            and len(node.args) == 1
+            and not node.keywords
+            and self.per_example(node.func.value)
+        ):
+            # `m.astype(float)`: NumPy's conversion, written for every backend
+            # (TensorFlow's tensors have no astype)
+            kind = self.info(node.args[0])
+            if kind is not None and not kind.batched:
+                dtype = np.dtype(kind.value)
+                return self.done(call_node("cast", node.func.value, ast.Constant(dtype.name)))
         if (
             isinstance(node.func, ast.Attribute)
             and node.func.attr in _IN_PLACE_METHODS
@@ -276,7 +291,12 @@ class BuiltinCalls(MatrixCalls):
             method, values = func.attr, func.value
         else:
             return None
-        info = self.info(values) or self.info(self.rewritten(values))
+        if method in ("sum", "mean") and not args and not node.keywords and is_ragged_value(self.values.of(values)):
+            # a vector of per-example length (`np.mean(v[lo:i + 1])`): its own elements
+            return self.done(call_node(f"ragged_{method}", self.visit(values)))
+        info = self.info(values)
+        if info is None or not info.batched:  # as written, the batch may be joined into it
+            info = self.info(self.rewritten(values))
         if info is None or not info.batched or not info.shape:
             return None
         lists = getattr(self.values, "list_names", frozenset())

@@ -367,6 +367,41 @@ def weighted_edges(edges, w):
     return total + first - second
 
 
+# ---- assignment by lists of positions (NumPy's row swap) ---------------------
+
+
+@batch
+def determinant_by_elimination(m):
+    """Gaussian elimination with partial pivoting, as NumPy code swaps rows:
+    `a[[col, pivot]] = a[[pivot, col]]`."""
+    a = m.astype(float)
+    n = len(a)
+    det = 1.0
+    for col in range(n):
+        pivot = col
+        for r in range(col + 1, n):
+            if abs(a[r, col]) > abs(a[pivot, col]):
+                pivot = r
+        if a[pivot, col] == 0:
+            return 0.0
+        if pivot != col:
+            a[[col, pivot]] = a[[pivot, col]]
+            det = -det
+        det *= a[col, col]
+        for r in range(col + 1, n):
+            a[r] = a[r] - a[r, col] / a[col, col] * a[col]
+    return det
+
+
+@batch
+def positions_assigned(v, i, j):
+    """A swap of two items (equal positions too), then items from a list."""
+    v = v.copy()
+    v[[i, j]] = v[[j, i]]
+    v[[0, -1]] = [i, j]
+    return v
+
+
 # ---- reductions of comprehensions, as one-liners write them ------------------
 
 PRIMES = (2, 3, 5, 7)

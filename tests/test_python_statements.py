@@ -78,6 +78,9 @@ CASES = {
     "from_the_loop_variable": args(ints(-9, 9), ints(-9, 9, 3)),
     "histogram": args(ints(0, 20, 9)),
     "weighted_edges": args(ints(-9, 9, 4, 2), ints(-3, 3, 3)),
+    # ---- assignment by lists of positions
+    "determinant_by_elimination": args(ints(-4, 5, 3, 3)),
+    "positions_assigned": args(ints(0, 9, 4), ints(-4, 4), ints(0, 4)),
     # ---- reductions of comprehensions
     "number_facts": args(ints(0, 40)),
     "comprehension_scope": args(ints(0, 9, 5), ints(0, 9)),

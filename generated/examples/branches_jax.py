@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=0a09acd14c8047a9803988d3dd4757cdac49122cb3de23f625e48a68a2a7e322
-# autobatch: inputs-sha256=d89ee1b963dcd3624d38666571e4fcc18c96a9e202440510b6f8aee0380f882c
+# autobatch: source-sha256=e6fd1d13a31870808f7dcacbbf7116ff4e23b31bfb7446954e8e0783d0726f41
+# autobatch: inputs-sha256=7d29cb840d98d6520e50083b49879c2fd08cabf8250cb00825d2b6117a881703
 # autobatch: body-sha256=bfc44b962e45a1f661cee7c5dbc9394a1bb27ef375a8c5dc0706127e8f17e037
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=f0e5913033c40c34606a17f9154907680e3ca5a94102360ffccfa8c4e956c1f3
-# autobatch: inputs-sha256=b260925419c17bbb7c67c047caefb57f05b631f51454ab8b2a409382c5c57495
+# autobatch: source-sha256=459dc3d2e95aeb85b554f6924a1e9598075df14f25449fe9256a43f0c2e75ac4
+# autobatch: inputs-sha256=f334048fc230b58727ebc45572920c2a9ccdc1c4b605be9342380315cbec2e03
 # autobatch: body-sha256=ea20b91eea49b8e552c1e44e0d401606a010d768bd740f4091c2510c8466e837
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=3c66fdef096e37f18d944df6e5fc044fb47a45abdb45a70f76fa7bad1607ce16
-# autobatch: inputs-sha256=0955a1aca06d710e768ad2e3b8d1115db9dfec2bbe4d1ee841be87fe3364b7bd
+# autobatch: source-sha256=927a83c83084ad88f1a40aac3607aeeffda3d553f291f70b1c73760a6640610e
+# autobatch: inputs-sha256=60ef125f2ad93dc6513a7aa0448b768be85a0f1d0fe7a1a5bdb103fbbb89c1f2
 # autobatch: body-sha256=6b00bff33658f019bebda1595dfcc91c4c165271afe6e52616cc57b54bb4ba76
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

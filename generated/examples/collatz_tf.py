@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=d3468021adaa238ee3d789ebc5a4075ed8138c01c1b7cf331e1504be661ccd49
-# autobatch: inputs-sha256=3dbd888d35167633e5add04ee3525417747e53ee603171a76a7b6bf93dc81171
+# autobatch: source-sha256=ff18f65bc9b3f61b7c798c37f70d8ffedc885c7ab23d22c22581c779e3213ebf
+# autobatch: inputs-sha256=ba9ddc183d32d268dc5da5cff2608a2c4be960e0ea62c0f7031a5853b1a239b2
 # autobatch: body-sha256=833ac5d76cd97727237aa7ea2ab81729ecaadd229e1ee01eff9dfd84715de392
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

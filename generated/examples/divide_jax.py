@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=a6377028d38752ae08003606c981b3fa66342846b64e8392ff33cd1c00587b24
-# autobatch: inputs-sha256=f5d1d53582509cf0198fa2349c53e1f47f1ad45695c6e05c39a1c840facffbb6
+# autobatch: source-sha256=02230575d75ed2c0443ea3a923979113532d22f15fbb487c8fa7a2c1a9ee7c97
+# autobatch: inputs-sha256=c86f8834b1c3273816966c7a5b199de415975c1a41f44467c64dea63adb61fb7
 # autobatch: body-sha256=1d460e4998c722fa37b7b51e8caf06500c91384b2405204c6eab9966d0a21f34
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

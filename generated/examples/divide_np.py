@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=ab93fada9feaf1501c50f351d17858e7347a0b2c77e90e2667340e8b5966eac7
-# autobatch: inputs-sha256=9191a0b40aa77587f75a4912b177f2ae2d6c8969824d155300443f0d5f0432ef
+# autobatch: source-sha256=13d4f9636e1850af224b5bcd69fe54aeccdcdaf41dbc2643a82ce98f1e20934e
+# autobatch: inputs-sha256=35e8abd6b7f9ba470f5b222e975a90b2cda54a067a1740f59e3b0ef49194d5ab
 # autobatch: body-sha256=9f175a4c3d62d6e6559861b0807d1db1ae08a19210cee5442527a4ce6e594ce3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=c162e849cfbec9000cb1d4ef17f96fc337a6758a5e1407c1be2dd5c33d9eba3d
-# autobatch: inputs-sha256=d767f7996c0d96b1073eed61907dd1fb45946d1c4d1a27150547aa837cc2a6b2
+# autobatch: source-sha256=11d46755ef8c5d38accfe8972d416f78915c3d5645933ce11b88358bf112e980
+# autobatch: inputs-sha256=6fc91bcd28ff951842d709b3a438e4b25f91692015ec8900a258c98f940884c6
 # autobatch: body-sha256=f4d82a3aec642c70cd11deb6654d6050bf48d8471742891d582d3e0a5999f0bb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=8d9f7081e4f9194555dc7c1110d7ca60102ac51ee23c482b16d115399a15dba8
-# autobatch: inputs-sha256=0556b8e50354d5d0cf407739e15e4113821f44b1dbb0e23a1be2edbf5492fd89
+# autobatch: source-sha256=c36381d5bacfb5891de64a5a269b618a557847a14a1f0190bc099a457226c6d0
+# autobatch: inputs-sha256=28d736c570655c617306873a9b9cc5fbe23a39ee24ed0115983e2aad4bce3337
 # autobatch: body-sha256=17b45097674a4ad947dd1555fb3d3f9bebe8f379b24a12cbfb4d519e221d7384
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

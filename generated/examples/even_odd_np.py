@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=8b3b97d168c1b0dcde524561f378df2be21b2fd9f7d7a26eb33a4ee0402fb39c
-# autobatch: inputs-sha256=a0e948f665e98146e81abc7e36d181eb5de5baed4f69af2dad052402f385fdd1
+# autobatch: source-sha256=6a45f280b09ebfe664498902f4921513181480cab51bf68e5cb387b94530ed74
+# autobatch: inputs-sha256=845d1c68360aad5fc99417eb50cd227832c44637a19910eb10dc29b80568f9aa
 # autobatch: body-sha256=62f2c3e1f961471335e5651785d007d773bf734ef91ded5558ac962fbb3af313
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=cfbdeadc31f97b01e40df2a2e820e1a783f34913860274b6321c266a3db4d74d
-# autobatch: inputs-sha256=a3ae53cc795d258b2502f851b95e0534a8059186d50e9bf6f38463dc422247a7
+# autobatch: source-sha256=49b0b06bbf3176917c3f019fd5e4a208c6769e202c2aa8feb4acbd3638a53f07
+# autobatch: inputs-sha256=2f11f3e547001abc38f951225f82ae96bafae7dd4cc298a8b87c8126db36bae7
 # autobatch: body-sha256=0ef56dd4e7e596b39a4e0cb96a4eb7fefbc77eaa29d4715d41c56aafef8fa4f6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=f776da008949ec44e2b402a552fadc0a5e564db40ab7c240c26a654bb91cc43b
-# autobatch: inputs-sha256=7f25f897f295e80252d3435298db3d297fd41041f80153f9d70432a388e9dbe7
+# autobatch: source-sha256=a41eff7603ae368ea47a0a23d71861eb0d47b50a7b73808c14b803727eaf3880
+# autobatch: inputs-sha256=4977743f67225cd4be0774411eed45140b3c0b4b26b4cef4c2fa36bfe3ec33aa
 # autobatch: body-sha256=83088813639e9c94914bc2a53002a95c95432cec2136941e0e1bf00ed88f4b96
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

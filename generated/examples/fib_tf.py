@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=73cad01705aa032238a5ad4bdf26810299d0c77564ae9825695263e28ac4a62d
-# autobatch: inputs-sha256=5cf68f7c9724ec46fe863a745560a6a096e4b096a9e42b10c54bba6027d92bb1
+# autobatch: source-sha256=18e9017129b23b4d6c4348fe7a0f9ccdf9a5d56ce686a355027def8687f66865
+# autobatch: inputs-sha256=cf1c1caf1613b3fdec55ed68569b660937f7aba8ae02fab897c4708047781e74
 # autobatch: body-sha256=a537a98bba3b11c901cf1462db03214affa422ed2d3b063ba60dc65fe8f3a084
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

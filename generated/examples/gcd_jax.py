@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=e1182f2028d451ee60078df42c1f07e08bcecc8fc1cae42a07a726dc3db38013
-# autobatch: inputs-sha256=d515d3bfe5c5df08b52065a71e1aa423ddf829b7974c88495eb0eb4f4270eeeb
+# autobatch: source-sha256=0c0747996bf744a74a6e1bf631e291996040e5f9f7d8d3754d1787f1c58ca6a3
+# autobatch: inputs-sha256=5457195ee3c71d9ded0ec56162cba670beb388d9373d28056cde76f4ca33a066
 # autobatch: body-sha256=5bd6977ed0703ed6e50c17131b29dab376479503c6e3e17daa6da5f7602f2ec5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=4816b7b1fad22d21e52b1a55bbe71366c834b375c4d28a8e47ad403a96099cf8
-# autobatch: inputs-sha256=ad43aae3ba42b06258a8834dee0982180f7fb69d4c9e6a261ded11281db571ff
+# autobatch: source-sha256=a3682b0b0d9948d1522759f67a4016f63888a2aa36af831743c51fa85e631c8e
+# autobatch: inputs-sha256=69a207d314c8f750e68b9e83868844ddbb28e262da1cdda9c7d0820e790d5719
 # autobatch: body-sha256=45aac2a45364634e98c6ff5574e4bbded4c0d263db60b2b861e781884e12be1e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

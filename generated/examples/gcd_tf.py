@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=3c60092458b2cdbf878a9d6e511f9a33a89bac2c9d84d5391d8c3859b74a3a10
-# autobatch: inputs-sha256=9ada039c6b6b4b70b1fa38b0fddce2a7d8aa3a9c7c5666bad2023368a64b6fc6
+# autobatch: source-sha256=ea0e110d9390d60f5a408a130ac4b4b929f418f0f2ead4dee2974c5b0e2fe911
+# autobatch: inputs-sha256=663e250d40e90ba02a1ea75c74bd1556725e17653938b85e184cd35f149c4dde
 # autobatch: body-sha256=76a927c80b4f10d0cd54a99966edac7d5feaf073664d42f662e3c55d81ffdb1c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

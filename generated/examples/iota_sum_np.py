@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=339ed4435b5682b90215048abed1bea896accf3f53386dfe81e6cae5597deafb
-# autobatch: inputs-sha256=44d82c05b4019c80513f8f2a9039bbdfbbb6a32909b7ed9dacfab3ec26938166
+# autobatch: source-sha256=9cb257cf19b1994d8bb03ecc04d8a9b55496ebc8de047edd137594beb44ebe08
+# autobatch: inputs-sha256=9520a64a334a19bd357d3c17cef08f1aa086376e50a25a4b65fc1ead74e7adce
 # autobatch: body-sha256=79253068c01f96e01d15de3d8c2a7b81292a8ebd3a3ec11fa5842ac6c8a1b8ab
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

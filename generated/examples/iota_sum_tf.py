@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=ae3d43fd12fad1b93a0de5d6a9c0fe8129d3980cd5efb1c4e8ab62ee52491084
-# autobatch: inputs-sha256=d7683b6b4e3e259d8ff429c5d3478e42982563f8a97481aff04735f55f252f0b
+# autobatch: source-sha256=49fc555fccd2e61d9a7fe5d51eee68c08bf687bc5d2a5138a62d4c044bc4d81b
+# autobatch: inputs-sha256=2fe558b7453bb9c0325c9fbd2fcbf814984e7bc2f32fa171636dabbe67ba0779
 # autobatch: body-sha256=dad827048db169bda700864cf826713e62b6a75fb39d43744c98514590eef068
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=4c017adc8de7a0b54c9aa81f4729ec6319a4278fa246da678df9c49c8368ea1c
-# autobatch: inputs-sha256=0d39596149d94486762e08567bc69991ab1b3e1fd098eac4e1bb2067c320d71d
+# autobatch: source-sha256=03249ca8ba919580ec13a93c649c3588165d68fb27f9e35ecc1f6685ffd195f3
+# autobatch: inputs-sha256=eb61b2b1717903277d5e5a649302d107bc04ea1e662af63f8344f8541589b323
 # autobatch: body-sha256=d8c08d6bdcc4e30d501c917733a7b74f8e8024f1682b2d68c3a76cfb6ca349f4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

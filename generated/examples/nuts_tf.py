@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=082cd51c66f5030a3cfd7c9d9fff1aa6f3e34a953eb7327ebbfd756e1cc1e083
-# autobatch: inputs-sha256=831e6f438af2bab8ecc5ffe3ab08708997039e14ac5fb1bcd594a6f81b2c6706
+# autobatch: source-sha256=aa9669f5fe3dddd79d2fcf5a86d99ede7e67fd1f24b01b1c25f8b20a266772c3
+# autobatch: inputs-sha256=d1f6b35e94273f9252d1de1a98f18653f9201bb96d7600f9a8130bf4878a72b4
 # autobatch: body-sha256=654f70f22ee11533c81c0b08aca3c7113186800fd151774358c65f6cc4c00470
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

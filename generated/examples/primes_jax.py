@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=8933ceb532a9bca6dcc648193f1c42f2716e50cb20e85fad12edaa3e82f8b4dc
-# autobatch: inputs-sha256=588075812360013bc39f84ed7ee74140a1e5f82aa121aebc005b4b4104e758bb
+# autobatch: source-sha256=c0b28abdd66d4c6052ebfb3ff6879ddd194563d605f1df0b307f89a1a6127891
+# autobatch: inputs-sha256=e8d517110739240e0d781ac026cad09384c8035343e4d08ce951663d23398cad
 # autobatch: body-sha256=206d80491be3212c213a40909494854d17f01350bf49986ce004b0ba49b5c0f3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=e45669767d80cbdbf30d65e3c59935c626d365bb0617a075475860bb66794e57
-# autobatch: inputs-sha256=98445b0a7d1472b9a88c37900e1f8e6ab71265ae36a1ce9f37aa249fd0af4ee1
+# autobatch: source-sha256=4d61b3100813a3c2fb12cba31395c279224d62e8a6d0e05ec6b4788f85b921e0
+# autobatch: inputs-sha256=bbcf38166229c5a8d61ed2bea45a269bd8f364ad461ac491efb078c5e4ce2d3f
 # autobatch: body-sha256=79aa80ad39c3a663dabc8fe5ded2c3376681535b46ac887317f41e8e2198d896
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=a5eea6ac8c60712f8cb89a15ad148fd2aebb9277c2799117e46d0e103b628544
-# autobatch: inputs-sha256=204b43c9cbf786528d84d7f5a5156bce8ba5025ed35f62ae96a787cd9959dad1
+# autobatch: source-sha256=412ef422cf5a5861d54a717935173a8abe9bfc810c64b7da2c9fe5b6bd84e849
+# autobatch: inputs-sha256=3fde26d6bd4a6f4dc92ec0184e5b8fde4683305ee8f352297a15896208e5dbd9
 # autobatch: body-sha256=f2d1df521d6a06dc60046a9cc7e03cea9274314777a955ef6ae0eb618230c1b1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

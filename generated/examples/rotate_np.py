@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=66744d48204a684ba0cfe0e7ab102d250b99d4b8b20ebf2283b2ff33f6a3b352
-# autobatch: inputs-sha256=039b157e060309da3c1bf90e3725c03f47b3391bad6f08f9b71b345c0eb246fd
+# autobatch: source-sha256=5971497c571115272d877dfd0cb5855a5bc5326637cd04b9add81b2f8a5fd3c3
+# autobatch: inputs-sha256=fae3189028da6a2a0c17ab0388a0c2950427255c4be5603c9bce853a4c7a0cfc
 # autobatch: body-sha256=24a6c5118c73e8514cfd2b05e34fef46bf4d351de764c6790298cb1a03e1e3a4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=6a31b0c4628253ba5861a45f286a07b6a3d89fbb4aa5b3218aec675a503aa742
-# autobatch: inputs-sha256=50497e88112f66e4e3679794feb3364ca253d05a5efecb04debd56cea4c2d94e
+# autobatch: source-sha256=c889ea51166df25e6ce1302abfa6920da3f0a33fb408d5b925379e68dbc450c9
+# autobatch: inputs-sha256=4e444b228f20dcf4e3285930844a89a288c771c0346b49db2f53724bbfa9d6e8
 # autobatch: body-sha256=d8309d61056d7e301f5ae78c9679a535350615ee33d5c9ccb22fdcb462fb1a5d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=9a075e9aaf194bd7403b03adb80900a76930ca2294eb2a30f2d3ddf0be4acd6d
-# autobatch: inputs-sha256=91cce51e8d845f8c9baf62c8c9515f2830120eb1091c7dff2d3be12deaeac0e7
+# autobatch: source-sha256=a4ba51e80030305ea987bd474fe3c389511287d91950806b6b7211f7785d6a37
+# autobatch: inputs-sha256=fd30b10de383f148e32b2258a6eb767907c2b38d7deab5354a052584a2035fd2
 # autobatch: body-sha256=f91a58699362318ac6faf28585fa704753f18bb279757166ce5fb303669cb966
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=5c534f9ecae06affa41c1bc8d9e14095b4b138cf146ff133cbfa7091b0bb0848
-# autobatch: inputs-sha256=69a4dc938e62a52dcd7123515806cf1324437a9f29482d8a19fa6d2121efd16f
+# autobatch: source-sha256=427223da6d05ff238c6c429987982ca6ef934b4a6170042d84f6fda466a3bfc5
+# autobatch: inputs-sha256=8413fd97e30967ba2ac035abcf30b1b3030726170c1cc74b9c38532f365310d7
 # autobatch: body-sha256=7398fa52a3431731af02364d076f7119ca098ffb63ee4b46544503736c0f280a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

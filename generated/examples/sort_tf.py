@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=22c5c234699f1b1a64fc80131aeafcc1f8b4ebb82346f9002070455cb2b99108
-# autobatch: inputs-sha256=d69b74cd568a94349f1a1c66476f306ac67f9dd60c756601631af7e03c9cff5f
+# autobatch: source-sha256=23d1b58ca1bfedf94504f37b8bad79117c89c59bf6ee25b14aca33a5223a6d04
+# autobatch: inputs-sha256=ce6dca16600c03269c2e080f3746cb492a8055c7ecf0da771f5462c82195d45e
 # autobatch: body-sha256=066600f0da0e4156d74be8fad1b98058153dff7098e800892163a1f18e12fa36
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=9b8d380e77405761f251dc88c1babb8fde0ee112e76f048701823680df1b70d5
-# autobatch: inputs-sha256=b212e49d945e2ffeb95d531f7f126ddd99ad126b0dc16325b4bf118500c478ca
+# autobatch: source-sha256=fb730f97cbafccb0805e4030fb52fe99e818f7d6349a1d8deaa7df8c684a0af1
+# autobatch: inputs-sha256=bb87dc29ee5f2bc98d15daf57f64669ebb993cde4c495d19920a121fad372bb6
 # autobatch: body-sha256=5fa2a7e12d294840f362341b6ed9987c14604e82f529487e4d6464167691c151
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=8e40216d986d23193e5c64bf1ca27b75600ff74793600954d67c5ce2bee17ec4
-# autobatch: inputs-sha256=4855db499d337060c9179a1e16dec37dd8d7e0f56d21e65c991e377b4aecacf3
+# autobatch: source-sha256=bad799c8a4a49dd8eea805838102b83d209c8c460abe6a6bbc267a27215505af
+# autobatch: inputs-sha256=78eed098f3ce4bc006ba4bfba631e009c437eb4f55345f5ba50851105b648dc2
 # autobatch: body-sha256=7ee52ca091bfef534b689c441a25620e336080628d41b9b051e82fc7848b5613
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=d5ebf4c9ea050fe01459d021223e9ca9a2ede274eaa821bbae9ab9567cbc6d5e
-# autobatch: inputs-sha256=82f130fb0d196d7952b06ce66c8bc732551d8485d839a88c740e08d045d23a44
+# autobatch: source-sha256=39ca98271c0a524e4d782b4ce8d549e3949eb7d94ab0f41ad8d0ff419230f673
+# autobatch: inputs-sha256=13c7fc02f5d71328938bc35546595d3dd128248aa127a1ea2034302fe102b803
 # autobatch: body-sha256=05c774085355abf90fee63af7f79dd0ef290f76f37f268373060debc4d21a705
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

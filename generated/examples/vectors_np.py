@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=5f796166098d5e1db1d86a555f203c6484b39aef92737bb380aeb724448827ce
-# autobatch: inputs-sha256=4afae22a6e26092219bdfe820eed23a79560d5804f5a6ff27cc59eaca75bf3d0
+# autobatch: source-sha256=1d806e0fcac663e73006380af761a422f32acc1ff905b01b9290348972c305c5
+# autobatch: inputs-sha256=386ba5173cfcf6dfe3e0edaa3d65566d4698c63286fd3a44e61566113d2e6c70
 # autobatch: body-sha256=6081e83ec56d3e45730da6f20b863775626175f4f5270d97521eccab6d8e8fba
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=759b94d2cbc51261148cdeab2d7b1caf8d83891424648ab0f901941cf882f30e
-# autobatch: inputs-sha256=d9ecd02c88e8b829068ef84158bbd98da32fa1d1fbd4768ffd4b454e38ab8081
+# autobatch: source-sha256=f773a85f4bb06a2798331c70830686cc35efacf318df2963f342ac554a30d4c9
+# autobatch: inputs-sha256=f73d11e77f55cede82ef20bb2c72a3eddb82a193559e3d6085087b360dd9fe12
 # autobatch: body-sha256=14cfb6952a9ef1b50f329c7c1a1b8e7298e5c174de605075cbaf859e39d10428
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

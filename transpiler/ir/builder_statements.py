@@ -37,6 +37,13 @@ class Statements:
             isinstance(stmt, gast.Assign)
             and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], gast.Subscript)
+            and _position_values(stmt.targets[0], stmt.value) is not None
+        ):
+            self.assign_positions(stmt.targets[0], stmt.value, origin)
+        elif (
+            isinstance(stmt, gast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Subscript)
         ):
             self.assign_item(stmt.targets[0], stmt.value, origin)
         elif isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Subscript):
@@ -170,6 +177,23 @@ class Statements:
             expr = f"{SET_ITEM}({base}, ({_set_items(chain[depth])}), {expr})"
         self.primop_text(root, expr, origin)
 
+    def assign_positions(self, target, value, origin):
+        """`a[[i, j]] = a[[j, i]]` (NumPy's row swap by lists of positions),
+        or `v[[i, j]] = [x, y]`: the values are read first, each a copy (NumPy's
+        fancy read copies), then the positions, then each item is assigned in
+        turn (a repeated position takes the last value, as in NumPy)."""
+        rows = []
+        for item in _position_values(target, value):
+            if isinstance(item, gast.Subscript):  # a row read from an array: its copy
+                item = gast.Call(gast.Attribute(item, "copy", gast.Load()), [], [])
+            rows.append(self.operand(item, origin, "row"))
+        positions = [
+            p if is_literal_int(p) else load(self.operand(p, origin, "index")) for p in target.slice.elts
+        ]
+        for position, row in zip(positions, rows):
+            item = gast.Subscript(value=load(target.value.id), slice=position, ctx=gast.Store())
+            self.assign_item(item, load(row), origin)
+
     def augment_item(self, stmt, origin):
         """`v[i] += x`: the subscripts are evaluated once, as in Python."""
         chain = self.subscript_chain(stmt.target, origin)
@@ -293,6 +317,23 @@ class Statements:
         name = self.fresh("cond")
         self.primop(name, residual, origin)
         return name
+
+
+def _position_values(target, value):
+    """The values `root[[i, j, ...]] = value` assigns, one per position, or
+    None where this is not such an assignment: `value` is another read by a
+    list of as many positions (`a[[j, i]]`) or a list or tuple display of as
+    many items."""
+    if not (isinstance(target.value, gast.Name) and isinstance(target.slice, gast.List)):
+        return None
+    count = len(target.slice.elts)
+    if count == 0 or any(isinstance(p, (gast.Starred, gast.Slice)) for p in target.slice.elts):
+        return None
+    if isinstance(value, gast.Subscript) and isinstance(value.slice, gast.List) and len(value.slice.elts) == count:
+        return [gast.Subscript(value=value.value, slice=p, ctx=gast.Load()) for p in value.slice.elts]
+    if isinstance(value, (gast.List, gast.Tuple)) and len(value.elts) == count:
+        return list(value.elts)
+    return None
 
 
 def _root_name(target) -> str:

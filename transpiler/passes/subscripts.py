@@ -173,8 +173,9 @@ class _Rewriter(ast.NodeTransformer):
         if isinstance(item, (ast.List, ast.ListComp, ast.Tuple)):
             raise SubscriptError(
                 f"`{ast.unparse(item)}` indexes by a list of positions (NumPy's fancy "
-                "indexing), which is not supported: read or write one item at a time "
-                "(to swap rows: `row = a[i].copy()`, `a[i] = a[j]`, `a[j] = row`)"
+                "indexing), which is supported only as an assignment's target "
+                "(`a[[i, j]] = a[[j, i]]`, `v[[i, j]] = [x, y]`): read one item at a time, "
+                "or stack them (`np.stack([a[i], a[j]])`)"
             )
         value = self.values.of(item)
         if value is _UNKNOWN:

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=e6fd1d13a31870808f7dcacbbf7116ff4e23b31bfb7446954e8e0783d0726f41
-# autobatch: inputs-sha256=7d29cb840d98d6520e50083b49879c2fd08cabf8250cb00825d2b6117a881703
+# autobatch: source-sha256=77ddb6d55a7366132cd889d9289b88f987c71b6000ee00c81168e192a2e84421
+# autobatch: inputs-sha256=94c9b720406339ba8b513c2086b80eefe51bcac843988edf8edc18450a34f971
 # autobatch: body-sha256=bfc44b962e45a1f661cee7c5dbc9394a1bb27ef375a8c5dc0706127e8f17e037
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

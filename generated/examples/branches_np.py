@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=1209f97bef03e6718b48336ea388a4a52c20026ea58b0b6226ba551f66612964
-# autobatch: inputs-sha256=e7ba8e6b58adcb31b3c7031b5b2a5e43983520ee4bbd55b11b527c3317932cb7
+# autobatch: source-sha256=bbd2ea99901d2fd966db3bf16e7ea59e36a6aa339053288aa70e76ac4461a510
+# autobatch: inputs-sha256=a1197fd3341c34ab0e739fd7b8ddd8c1390e47f63e631dce01cd087a7b67d267
 # autobatch: body-sha256=a4fda1a3ec0cb861ab2180912fb4f954be70a562ecbf3dc5911ca8295acc2c2e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

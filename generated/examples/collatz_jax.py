@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=927a83c83084ad88f1a40aac3607aeeffda3d553f291f70b1c73760a6640610e
-# autobatch: inputs-sha256=60ef125f2ad93dc6513a7aa0448b768be85a0f1d0fe7a1a5bdb103fbbb89c1f2
+# autobatch: source-sha256=f25d1ee2d6adc313604804f195ece4c7aa035320fd5227178b31e52258fb662c
+# autobatch: inputs-sha256=89aac8fa023e446e124d19c877cd4e7536955d657d7d80963262b99ea4452a0b
 # autobatch: body-sha256=6b00bff33658f019bebda1595dfcc91c4c165271afe6e52616cc57b54bb4ba76
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

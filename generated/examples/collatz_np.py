@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=5dd94af67acc6e9b93d40c5ee18fe128d5ea19ec86f900445b92f0c4d84effc3
-# autobatch: inputs-sha256=52294781b6f231978f90cf6fa9c52ae599c3cd0a2df89232c84739db95915a30
+# autobatch: source-sha256=2abbacdfe5c2dacb2b8cd0777bef626231b0abc0dbfc011d9e7d414534d12b24
+# autobatch: inputs-sha256=b117afad853e6e1558fda95d2107b3b59191d832f1653ab734abc1e5e7fc603e
 # autobatch: body-sha256=1a00508b12b7e004ffb77f025ef01f72731841219ac8af4fb5faeca45c048f3a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=ff18f65bc9b3f61b7c798c37f70d8ffedc885c7ab23d22c22581c779e3213ebf
-# autobatch: inputs-sha256=ba9ddc183d32d268dc5da5cff2608a2c4be960e0ea62c0f7031a5853b1a239b2
+# autobatch: source-sha256=40e157f94bb72746fb7089a21529d94699d29cd136a8c10759e1ce8840e4022a
+# autobatch: inputs-sha256=55dc50aba3fac6dfdf767f8e7a949b9b65febdc12ca6229ac2793cdae073c784
 # autobatch: body-sha256=833ac5d76cd97727237aa7ea2ab81729ecaadd229e1ee01eff9dfd84715de392
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

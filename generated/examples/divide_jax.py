@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=02230575d75ed2c0443ea3a923979113532d22f15fbb487c8fa7a2c1a9ee7c97
-# autobatch: inputs-sha256=c86f8834b1c3273816966c7a5b199de415975c1a41f44467c64dea63adb61fb7
+# autobatch: source-sha256=4af4f51148e54b2cbee296570a18806be36278fc841d687d40b2180c39196fae
+# autobatch: inputs-sha256=43c9772be236d9545d1d6a653fa2335eb4ad7dc421a9fc2e84ff5249b6843ebe
 # autobatch: body-sha256=1d460e4998c722fa37b7b51e8caf06500c91384b2405204c6eab9966d0a21f34
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

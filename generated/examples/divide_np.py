@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=13d4f9636e1850af224b5bcd69fe54aeccdcdaf41dbc2643a82ce98f1e20934e
-# autobatch: inputs-sha256=35e8abd6b7f9ba470f5b222e975a90b2cda54a067a1740f59e3b0ef49194d5ab
+# autobatch: source-sha256=dccf8246dd43a63fd2d4e93aeee4a1d99cc23f1f55730336c262afa0744ee793
+# autobatch: inputs-sha256=660a184e2f14f583a0ff9110897a534e01922ac4b8a616c3c66cf40b29edbefc
 # autobatch: body-sha256=9f175a4c3d62d6e6559861b0807d1db1ae08a19210cee5442527a4ce6e594ce3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

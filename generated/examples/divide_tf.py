@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=11d46755ef8c5d38accfe8972d416f78915c3d5645933ce11b88358bf112e980
-# autobatch: inputs-sha256=6fc91bcd28ff951842d709b3a438e4b25f91692015ec8900a258c98f940884c6
+# autobatch: source-sha256=0291adec44f4a0b4a35f35619baf03176862266c725f31e4c76713b915951c4c
+# autobatch: inputs-sha256=148c17626009438c8e6e1b3c73e79a7be7bd78ebc37cb7f68ee650c9c8bc7ce1
 # autobatch: body-sha256=f4d82a3aec642c70cd11deb6654d6050bf48d8471742891d582d3e0a5999f0bb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=c36381d5bacfb5891de64a5a269b618a557847a14a1f0190bc099a457226c6d0
-# autobatch: inputs-sha256=28d736c570655c617306873a9b9cc5fbe23a39ee24ed0115983e2aad4bce3337
+# autobatch: source-sha256=9b3e0803844880c44d532a785a6042617fd17fe80225e4eaafb1d77491f9cb60
+# autobatch: inputs-sha256=3981cb8f63abf7ce9a614a4fe46f194136a5c105c764cb8f6798043d5dee8349
 # autobatch: body-sha256=17b45097674a4ad947dd1555fb3d3f9bebe8f379b24a12cbfb4d519e221d7384
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=6a45f280b09ebfe664498902f4921513181480cab51bf68e5cb387b94530ed74
-# autobatch: inputs-sha256=845d1c68360aad5fc99417eb50cd227832c44637a19910eb10dc29b80568f9aa
+# autobatch: source-sha256=1edf530f82f81518bc8fba5f0a4ca50eb2a180e0c236de3ef6fd6517c39f405a
+# autobatch: inputs-sha256=3cc77d7eab1b0c2ea118451b66f902ab07471120a4d45c0f2b6f1c24a13884dc
 # autobatch: body-sha256=62f2c3e1f961471335e5651785d007d773bf734ef91ded5558ac962fbb3af313
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

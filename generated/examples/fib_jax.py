@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=49b0b06bbf3176917c3f019fd5e4a208c6769e202c2aa8feb4acbd3638a53f07
-# autobatch: inputs-sha256=2f11f3e547001abc38f951225f82ae96bafae7dd4cc298a8b87c8126db36bae7
+# autobatch: source-sha256=edeb022aa060e77ee3698038bc0745a38f031957beb92447a57738a3d4950276
+# autobatch: inputs-sha256=04377b8de5227487d28df4aff46139f571309d6617ea1ed1265c0efc7ccbb688
 # autobatch: body-sha256=0ef56dd4e7e596b39a4e0cb96a4eb7fefbc77eaa29d4715d41c56aafef8fa4f6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

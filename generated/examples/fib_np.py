@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=a41eff7603ae368ea47a0a23d71861eb0d47b50a7b73808c14b803727eaf3880
-# autobatch: inputs-sha256=4977743f67225cd4be0774411eed45140b3c0b4b26b4cef4c2fa36bfe3ec33aa
+# autobatch: source-sha256=12c5b01e50d473a5113d2823e5a475bd191164e6adad5a1e149cb70c0765a756
+# autobatch: inputs-sha256=c371875030dc6227a621e00bf8adb04408b76910cf39e911ad72f6c448e7ba99
 # autobatch: body-sha256=83088813639e9c94914bc2a53002a95c95432cec2136941e0e1bf00ed88f4b96
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

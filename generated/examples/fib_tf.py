@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=18e9017129b23b4d6c4348fe7a0f9ccdf9a5d56ce686a355027def8687f66865
-# autobatch: inputs-sha256=cf1c1caf1613b3fdec55ed68569b660937f7aba8ae02fab897c4708047781e74
+# autobatch: source-sha256=e9cc2843270078be3daafbd9ef794cc034faae001834839974e0b7b220000680
+# autobatch: inputs-sha256=1cd253fd98e4dc5729b9f8652133f6a58aedd74872c29fd83354ec37b14eabc9
 # autobatch: body-sha256=a537a98bba3b11c901cf1462db03214affa422ed2d3b063ba60dc65fe8f3a084
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

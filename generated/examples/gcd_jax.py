@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=0c0747996bf744a74a6e1bf631e291996040e5f9f7d8d3754d1787f1c58ca6a3
-# autobatch: inputs-sha256=5457195ee3c71d9ded0ec56162cba670beb388d9373d28056cde76f4ca33a066
+# autobatch: source-sha256=fcc8b5144ff8214cf6d3d48a9d1e08aa5f885bf104d9d97cf6b10a4d3ac4da7c
+# autobatch: inputs-sha256=0a1a5aa427a61aef5d46f8a1c7f0293e42ec34a0561752fdd991ed12071fbd1b
 # autobatch: body-sha256=5bd6977ed0703ed6e50c17131b29dab376479503c6e3e17daa6da5f7602f2ec5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

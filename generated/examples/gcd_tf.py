@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=ea0e110d9390d60f5a408a130ac4b4b929f418f0f2ead4dee2974c5b0e2fe911
-# autobatch: inputs-sha256=663e250d40e90ba02a1ea75c74bd1556725e17653938b85e184cd35f149c4dde
+# autobatch: source-sha256=cf950bbec823f56492f08fcaca37fd7ef2ee7ebb25860c660197cbf06fb9071c
+# autobatch: inputs-sha256=8b31faf3e51d5db3d7089e950c3b4cd31bea7658d0145030cf5ac181dd59b4be
 # autobatch: body-sha256=76a927c80b4f10d0cd54a99966edac7d5feaf073664d42f662e3c55d81ffdb1c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

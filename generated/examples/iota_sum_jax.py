@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=c43c168e76b85db8f44cb799c870f68cf7c0a0b32d86e5ded112c9b4a4e309b2
-# autobatch: inputs-sha256=0bd9589590c190c579b3530963664ac9f9b15798015a8383b4efd0cdedff66b5
+# autobatch: source-sha256=49109832c57aba186bef3d3f70c79a1e3252c3f9ba6edcf1ebc9eac30da9d471
+# autobatch: inputs-sha256=70492e02d91d96a644904405901c0718c35224aa7be25bd8b0a6e7833c22ed91
 # autobatch: body-sha256=a34254b825ec2bddcd068d58d09757e95ee98d0cdd6bb5aa07791826f9a188e6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

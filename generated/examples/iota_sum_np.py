@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=9cb257cf19b1994d8bb03ecc04d8a9b55496ebc8de047edd137594beb44ebe08
-# autobatch: inputs-sha256=9520a64a334a19bd357d3c17cef08f1aa086376e50a25a4b65fc1ead74e7adce
+# autobatch: source-sha256=da061d76cf4dfe9dd1f9205eff5b5441a544ff2ed8c70c947f584e15a547b051
+# autobatch: inputs-sha256=a28b8d9eccebc80ff9b48414812360de0c4a789a7ed3a15667455cee604b5271
 # autobatch: body-sha256=79253068c01f96e01d15de3d8c2a7b81292a8ebd3a3ec11fa5842ac6c8a1b8ab
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=49fc555fccd2e61d9a7fe5d51eee68c08bf687bc5d2a5138a62d4c044bc4d81b
-# autobatch: inputs-sha256=2fe558b7453bb9c0325c9fbd2fcbf814984e7bc2f32fa171636dabbe67ba0779
+# autobatch: source-sha256=34800c1a735d5c4935c2e38f80a5417b97b2d5f33c1bcec0ac2071ad4f47ac58
+# autobatch: inputs-sha256=ef3bd69630a9056c801bbc43a3f48a2e2066d77319bb0e20ebe875f5708098b9
 # autobatch: body-sha256=dad827048db169bda700864cf826713e62b6a75fb39d43744c98514590eef068
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

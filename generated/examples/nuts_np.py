@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=03249ca8ba919580ec13a93c649c3588165d68fb27f9e35ecc1f6685ffd195f3
-# autobatch: inputs-sha256=eb61b2b1717903277d5e5a649302d107bc04ea1e662af63f8344f8541589b323
+# autobatch: source-sha256=77bc0d5713248e143c4741f96b75bae0fb78a22d5f9c1ef6b733f03197e32ea5
+# autobatch: inputs-sha256=c3bd16ecee38d310f6f3ddf62265f4dca25bace4212bc112ae2650fe0b3f075c
 # autobatch: body-sha256=d8c08d6bdcc4e30d501c917733a7b74f8e8024f1682b2d68c3a76cfb6ca349f4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

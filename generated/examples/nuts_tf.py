@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=aa9669f5fe3dddd79d2fcf5a86d99ede7e67fd1f24b01b1c25f8b20a266772c3
-# autobatch: inputs-sha256=d1f6b35e94273f9252d1de1a98f18653f9201bb96d7600f9a8130bf4878a72b4
+# autobatch: source-sha256=a5dd75e831db3b4d47971aeba16e74df2cbfdad63a6e5bffb5ffbdff617a8185
+# autobatch: inputs-sha256=4b147b7bb4b3cbeab01d94debd290d738d1217cfabcc90e83d6de53a00989522
 # autobatch: body-sha256=654f70f22ee11533c81c0b08aca3c7113186800fd151774358c65f6cc4c00470
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=c0b28abdd66d4c6052ebfb3ff6879ddd194563d605f1df0b307f89a1a6127891
-# autobatch: inputs-sha256=e8d517110739240e0d781ac026cad09384c8035343e4d08ce951663d23398cad
+# autobatch: source-sha256=4ec018cb3cf54056095be5a87fad772cdde3d095714f10f3e628ccfce7d66135
+# autobatch: inputs-sha256=bd1b50a9cfb530f7d84d3cf62a5e7a93906ce5c5c4857c0c1e39e8860f0b3b6c
 # autobatch: body-sha256=206d80491be3212c213a40909494854d17f01350bf49986ce004b0ba49b5c0f3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.

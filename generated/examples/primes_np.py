@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=4d61b3100813a3c2fb12cba31395c279224d62e8a6d0e05ec6b4788f85b921e0
-# autobatch: inputs-sha256=bbcf38166229c5a8d61ed2bea45a269bd8f364ad461ac491efb078c5e4ce2d3f
+# autobatch: source-sha256=dd09b5b0cc9a4786a614d645732e070bdfabf97dfff7953f739a2bcc9a36091e
+# autobatch: inputs-sha256=88d44e55faf078133f9a564c255c8b35a50f7aa249904f181b0c34877efe0ba1
 # autobatch: body-sha256=79aa80ad39c3a663dabc8fe5ded2c3376681535b46ac887317f41e8e2198d896
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=173c9aaacac1093b23b8cc33dec0c3c9061442ba1be303a7e21df432196c18f8
-# autobatch: inputs-sha256=db4f81c267ca624f5f15787d6946f36317e5288175a0a7b49bd7ad025b7e8cb9
+# autobatch: source-sha256=6d49e125d45464e6d83dfe28c89f4eecffc6fc7d74b5efa78e5225c10960917d
+# autobatch: inputs-sha256=cd57f6dd1520ad0a8933a595abbfd8bee348946c75575e87ad761f94f76b6898
 # autobatch: body-sha256=29fea38fe7be66ab02fea9225593405a221184a33a5de38919fb6a44515a0736
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=412ef422cf5a5861d54a717935173a8abe9bfc810c64b7da2c9fe5b6bd84e849
-# autobatch: inputs-sha256=3fde26d6bd4a6f4dc92ec0184e5b8fde4683305ee8f352297a15896208e5dbd9
+# autobatch: source-sha256=03a2a26dcc676429b9de10fe828b2e7093fa56fb2f404fe7602f9595e64bf959
+# autobatch: inputs-sha256=0945babdc585949b6aa0b523659c288310e8b9dab37c751eea06765c1929953b
 # autobatch: body-sha256=f2d1df521d6a06dc60046a9cc7e03cea9274314777a955ef6ae0eb618230c1b1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

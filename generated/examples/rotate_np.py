@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=5971497c571115272d877dfd0cb5855a5bc5326637cd04b9add81b2f8a5fd3c3
-# autobatch: inputs-sha256=fae3189028da6a2a0c17ab0388a0c2950427255c4be5603c9bce853a4c7a0cfc
+# autobatch: source-sha256=317644766d886425bcb294987c33d4230f3a77ada1d8114df1f3988df76fce16
+# autobatch: inputs-sha256=1bf6d7403cf7635ee1f8683bd9453175953cdc39c896133bb94cbb4131f16e64
 # autobatch: body-sha256=24a6c5118c73e8514cfd2b05e34fef46bf4d351de764c6790298cb1a03e1e3a4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=c889ea51166df25e6ce1302abfa6920da3f0a33fb408d5b925379e68dbc450c9
-# autobatch: inputs-sha256=4e444b228f20dcf4e3285930844a89a288c771c0346b49db2f53724bbfa9d6e8
+# autobatch: source-sha256=d0504a1a3290d411c7e49c108b11df79da23805622b8e2085dded196b7c20fcf
+# autobatch: inputs-sha256=06e59924ec89d585f805bccfc5f8bb242b378aa0926ef743b3da1a9ddc526188
 # autobatch: body-sha256=d8309d61056d7e301f5ae78c9679a535350615ee33d5c9ccb22fdcb462fb1a5d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

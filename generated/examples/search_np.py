@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=a4ba51e80030305ea987bd474fe3c389511287d91950806b6b7211f7785d6a37
-# autobatch: inputs-sha256=fd30b10de383f148e32b2258a6eb767907c2b38d7deab5354a052584a2035fd2
+# autobatch: source-sha256=3db1211a08ff53b467a3867c80378df128f1c12b094e68c8be263bc909805f18
+# autobatch: inputs-sha256=6b58cab29b9e8a6c3f0cc9ab66b9ccf07458d3c321de4bccb7c5b7656e228ea1
 # autobatch: body-sha256=f91a58699362318ac6faf28585fa704753f18bb279757166ce5fb303669cb966
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

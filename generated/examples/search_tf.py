@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=54989a9e06ccb951dd422625fb80da2e8d3fe9e8f6872a6165e6e88948f3b8f1
-# autobatch: inputs-sha256=069a144d7a8470d333fd41e6e4072dc945e2d9193dac47733a8425f8df232e08
+# autobatch: source-sha256=0b3787fce33258da712907043c87bb993a4d441af37b45f921b603512f166b80
+# autobatch: inputs-sha256=8e820abb1cc21991ced9738bd3493fe5c5b3db01f862517a171c872d73750c18
 # autobatch: body-sha256=49d6e160a6ae72f17ce9e1109e35d6f6fad6d47a82d8e822a1c7c7b10b907680
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

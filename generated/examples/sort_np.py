@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=427223da6d05ff238c6c429987982ca6ef934b4a6170042d84f6fda466a3bfc5
-# autobatch: inputs-sha256=8413fd97e30967ba2ac035abcf30b1b3030726170c1cc74b9c38532f365310d7
+# autobatch: source-sha256=3164cdc8e5d467e1b15789a87392b03dcd6e5743f047f6c9c72e4c4bee94fbfd
+# autobatch: inputs-sha256=6da55699bb18b998d3574f71b886311fe75a2d59dde6b4ed1cede43839e74da8
 # autobatch: body-sha256=7398fa52a3431731af02364d076f7119ca098ffb63ee4b46544503736c0f280a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

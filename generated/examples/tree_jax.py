@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=fb730f97cbafccb0805e4030fb52fe99e818f7d6349a1d8deaa7df8c684a0af1
-# autobatch: inputs-sha256=bb87dc29ee5f2bc98d15daf57f64669ebb993cde4c495d19920a121fad372bb6
+# autobatch: source-sha256=1f41366664bfd6788a13cd14b387bf8ec5c5c19eefb4958de4aadc0c243934d4
+# autobatch: inputs-sha256=df944b052766390afd33410124e17f227574f6892d6299556c1ff0fc1343c95d
 # autobatch: body-sha256=5fa2a7e12d294840f362341b6ed9987c14604e82f529487e4d6464167691c151
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=bad799c8a4a49dd8eea805838102b83d209c8c460abe6a6bbc267a27215505af
-# autobatch: inputs-sha256=78eed098f3ce4bc006ba4bfba631e009c437eb4f55345f5ba50851105b648dc2
+# autobatch: source-sha256=1a848e3d8e7b47bd0d2d12c9ad5f3809a4af3aa9300e8b2f6420a96c501014b6
+# autobatch: inputs-sha256=f95f460c547021cc77dd1a95c393bdd6d41035029af8d961201a3b3af5d65d6a
 # autobatch: body-sha256=7ee52ca091bfef534b689c441a25620e336080628d41b9b051e82fc7848b5613
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=39ca98271c0a524e4d782b4ce8d549e3949eb7d94ab0f41ad8d0ff419230f673
-# autobatch: inputs-sha256=13c7fc02f5d71328938bc35546595d3dd128248aa127a1ea2034302fe102b803
+# autobatch: source-sha256=a9db7942b6e601520be582c6a854ff738a3eb1a63de171a41120b9e9f60e8112
+# autobatch: inputs-sha256=058887d79bbb9c696264ca05967c5b05cebe73e8fe99dec769b9b18530b62a22
 # autobatch: body-sha256=05c774085355abf90fee63af7f79dd0ef290f76f37f268373060debc4d21a705
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

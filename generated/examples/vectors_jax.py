@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=cbcec913c5bc69cd3a44353cd0fb0e5a5fff5611a19b0304f742467c7d04d4c2
-# autobatch: inputs-sha256=2e40c493751a213d4592d6936c07650ccaffeae9b67de5c3cc564497797bacf4
+# autobatch: source-sha256=9406bb85c4e885c0fe487f2892db8491490ea08924ba532b3bf4458392492f3c
+# autobatch: inputs-sha256=bbe854088419bb883346bda1c852beb52302427f36bc315e7d8b59929c51166a
 # autobatch: body-sha256=28f6868da2727d5b03003465e33b62cb716f9ef9e057d610c51a608592be6d7d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

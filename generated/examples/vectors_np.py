@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=1d806e0fcac663e73006380af761a422f32acc1ff905b01b9290348972c305c5
-# autobatch: inputs-sha256=386ba5173cfcf6dfe3e0edaa3d65566d4698c63286fd3a44e61566113d2e6c70
+# autobatch: source-sha256=9a6d83922ad601a627b4bca1ef85528a2861ad741d50255c40d6623c72ce3dd2
+# autobatch: inputs-sha256=a0ae9dcff167b3906fd9239ff35b2939be7c00ff4e298d669db021ae44e90946
 # autobatch: body-sha256=6081e83ec56d3e45730da6f20b863775626175f4f5270d97521eccab6d8e8fba
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

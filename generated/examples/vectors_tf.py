@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=f773a85f4bb06a2798331c70830686cc35efacf318df2963f342ac554a30d4c9
-# autobatch: inputs-sha256=f73d11e77f55cede82ef20bb2c72a3eddb82a193559e3d6085087b360dd9fe12
+# autobatch: source-sha256=5efb8eb8129f00b3038b43e97b57af201cb1dbe8875075e96ae5a240e674c3c7
+# autobatch: inputs-sha256=aa0bb778045e28d0188a440d2f45488599bdd905d0c5bb2631157d44716336ef
 # autobatch: body-sha256=14cfb6952a9ef1b50f329c7c1a1b8e7298e5c174de605075cbaf859e39d10428
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

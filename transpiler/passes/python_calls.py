@@ -15,18 +15,15 @@ import ast
 import copy
 import builtins
 import math
-import sys
 from typing import Optional
 
 import numpy as np
 
 from transpiler.frontend.narrowing import PRESENT
 from transpiler.passes.python_values import after, call_node, name_node, text_of
-from autobatch_runtime.array_methods import METHODS
-from transpiler.passes.array_calls import library_method, literal_arguments
+from transpiler.passes.array_method_calls import ArrayMethodCalls
 from transpiler.passes.joining_calls import JoiningCalls
 from transpiler.passes.matrix_calls import MatrixCalls
-from transpiler.passes.subscript_syntax import _static_int
 from transpiler.passes.subscripts import SubscriptError, is_ragged_value
 
 # `math` functions with a per-example helper (the keys of the runtime's MATH).
@@ -52,7 +49,7 @@ _IN_PLACE_METHODS = {
 _ITERATION = frozenset(("range", "enumerate", "zip", "map", "filter", "iter", "next", "reversed"))
 
 
-class BuiltinCalls(MatrixCalls, JoiningCalls):
+class BuiltinCalls(ArrayMethodCalls, MatrixCalls, JoiningCalls):
     """The rewriter's rules for calls (a base of passes/python_builtins.py's
     rewriter)."""
 
@@ -89,19 +86,9 @@ class BuiltinCalls(MatrixCalls, JoiningCalls):
             # `v.copy()` of a per-example array: each example's own copy,
             # which every value here already is (TF tensors have no .copy)
             return self.done(node.func.value)
-        if (
-            isinstance(node.func, ast.Attribute)
-            and node.func.attr == "astype"
-            and len(node.args) == 1
-            and not node.keywords
-            and self.per_example(node.func.value)
-        ):
-            # `m.astype(float)`: NumPy's conversion, written for every backend
-            # (TensorFlow's tensors have no astype)
-            kind = self.info(node.args[0])
-            if kind is not None and not kind.batched:
-                dtype = np.dtype(kind.value)
-                return self.done(call_node("cast", node.func.value, ast.Constant(dtype.name)))
+        converted = self.astype_call(node)
+        if converted is not None:
+            return converted
         if (
             isinstance(node.func, ast.Attribute)
             and node.func.attr in _IN_PLACE_METHODS
@@ -266,63 +253,6 @@ class BuiltinCalls(MatrixCalls, JoiningCalls):
         self.scalars(node, node.args)
         value = self.visit(node.args[0])
         return self.done(call_node(f"py_list_{func.attr}", items, value))
-
-    def array_reduction(self, node):
-        """`v.sum()`, `v.max(axis=0)`, `m.argmax()`, `v.cumsum()`, `m.flatten()`,
-        `m.transpose()` of a per-example array, and the library's functions
-        of the same names (`np.sum(v)`, `np.max(v, axis=0)`, `np.cumsum(v)`,
-        `np.sort(m, axis=0)`, `np.roll(v, 2)`, `np.flip(m)`): NumPy's method
-        on the example's array, `py_array_method(method, v, axis, shift)`
-        (autobatch_runtime/array_methods.py; TensorFlow's tensors have no such
-        methods, and JAX's and NumPy's would reach across the batch).  A
-        Python list has none of them: refused.  Other arguments (`keepdims`,
-        `kind`, an axis that is not a literal: transpiler/passes/array_calls.py)
-        are left to the refusal of a call that moves the batch axis."""
-        func, args = node.func, list(node.args)
-        method = library_method(self.function(node)) if args else None
-        if method is not None:  # `np.sum(v)`, `np.max(v, axis=0)`: the method of v
-            values, args = args[0], args[1:]
-            if method == "tf_mean":
-                info = self.info(values)
-                if info is None or info.dtype is None or info.dtype.kind != "f":
-                    return None
-                method = "mean"
-        elif isinstance(func, ast.Attribute) and func.attr in METHODS:
-            method, values = func.attr, func.value
-        else:
-            return None
-        if method in ("sum", "mean") and not args and not node.keywords and is_ragged_value(self.values.of(values)):
-            # a vector of per-example length (`np.mean(v[lo:i + 1])`): its own elements
-            return self.done(call_node(f"ragged_{method}", self.visit(values)))
-        info = self.info(values)
-        if info is None or not info.batched:  # as written, the batch may be joined into it
-            info = self.info(self.rewritten(values))
-        if info is None or not info.batched or not info.shape:
-            return None
-        lists = getattr(self.values, "list_names", frozenset())
-        listed = self.makes_list(values) or (isinstance(values, ast.Name) and values.id in lists)
-        if listed and values is func.value:
-            raise SubscriptError(
-                f"`{text_of(node)}`: a Python list has no `{method}()` method (Python raises "
-                f"AttributeError); call the builtin (`sum(v)`, `max(v)`) or make it an array "
-                "(`np.array(v)`)"
-            )
-        given = literal_arguments(method, args, node.keywords)
-        if given is None:
-            return None
-        extra = [given.get("axis"), given["shift"]] if "shift" in given else list(given.values())
-        arguments = [ast.Constant(method), self.visit(values)] + [ast.Constant(a) for a in extra]
-        return self.done(call_node("py_array_method", *arguments))
-
-    def rewritten(self, node):
-        """A rewritten copy of `node`, to learn its value where the node as
-        written cannot be evaluated on the backend's placeholders
-        (`np.sort(m[0])` of a TensorFlow tensor); `node` is left as it is."""
-        changed = self.changed
-        try:
-            return self.visit(copy.deepcopy(node))
-        finally:
-            self.changed = changed
 
     def bit_length(self, node):
         """`n.bit_length()` of a per-example int (NumPy's ints have no such

@@ -402,6 +402,15 @@ def positions_assigned(v, i, j):
     return v
 
 
+@batch
+def positions_read(m, v, i, j):
+    """Reads by lists of positions: rows of a matrix, items of a vector
+    (a negative position counts from the end)."""
+    rows = m[[i, j]]
+    picked = v[[0, -1, i]]
+    return rows.sum(), rows[1, 0], picked[2], picked.sum()
+
+
 # ---- reductions of comprehensions, as one-liners write them ------------------
 
 PRIMES = (2, 3, 5, 7)

@@ -809,10 +809,10 @@ def matrix_transpose(m):
 
 
 @batch
-def fancy_read(m, i, j):
-    """A read by a list of positions (as an assignment's target it is a row swap)."""
-    rows = m[[i, j]]  # <-- fancy_read
-    return rows
+def fancy_fill(m, i, j):
+    """One value for a list of positions (a swap, or a display of as many items, works)."""
+    m[[i, j]] = 0  # <-- fancy_fill
+    return m
 
 
 @batch

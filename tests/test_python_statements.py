@@ -81,6 +81,7 @@ CASES = {
     # ---- assignment by lists of positions
     "determinant_by_elimination": args(ints(-4, 5, 3, 3)),
     "positions_assigned": args(ints(0, 9, 4), ints(-4, 4), ints(0, 4)),
+    "positions_read": args(ints(0, 9, 3, 2), ints(0, 9, 4), ints(-3, 3), ints(0, 3)),
     # ---- reductions of comprehensions
     "number_facts": args(ints(0, 40)),
     "comprehension_scope": args(ints(0, 9, 5), ints(0, 9)),

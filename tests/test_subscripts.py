@@ -432,7 +432,7 @@ REFUSED = [
     ("len_of_scalar", (np.array([1, 2]),), "len()"),
     ("matrix_transpose", (np.zeros((2, 3, 4)),), "`.mT`"),
     # (TensorFlow raised its own NotImplementedError here)
-    ("fancy_read", (np.zeros((2, 3, 4)), np.array([0, 1]), np.array([2, 2])), "fancy indexing"),
+    ("fancy_fill", (np.zeros((2, 3, 4)), np.array([0, 1]), np.array([2, 2])), "fancy indexing"),
     # a matrix (a vector's `v[i:]` has a per-example length: tests/test_per_example_lengths.py)
     ("slice_by_example", (np.zeros((2, 6, 3)), np.array([1, 2])), "per-example bounds"),
     # library calls that would drop or move the batch axis

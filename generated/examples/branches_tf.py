@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=0de2efe441371997e46404c23d8aa6ac938cbba9249bab26430b3fd7389663dc
-# autobatch: inputs-sha256=176152c1bdb350eb9aa9503383895aaaf5cd1f9acb7ba598cae39d95a8aac2b0
+# autobatch: source-sha256=d85486271ee0ece69f7bf6ed56d68be706232a8ea1bac9e67247f724cdbefffa
+# autobatch: inputs-sha256=320bca3c98db88dc029ad7a0fe9ad42efa1700ded3ff2e0ce71c0584d8b1921a
 # autobatch: body-sha256=ea20b91eea49b8e552c1e44e0d401606a010d768bd740f4091c2510c8466e837
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

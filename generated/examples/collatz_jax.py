@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=f25d1ee2d6adc313604804f195ece4c7aa035320fd5227178b31e52258fb662c
-# autobatch: inputs-sha256=89aac8fa023e446e124d19c877cd4e7536955d657d7d80963262b99ea4452a0b
+# autobatch: source-sha256=5d255cd97cc3d60c927febcff65ff40360c7b16b8a40e08487242e112f78b043
+# autobatch: inputs-sha256=13aec1e895a65020eff0605d0de76d11ad9ec0c345bb3af805360005be935ccd
 # autobatch: body-sha256=6b00bff33658f019bebda1595dfcc91c4c165271afe6e52616cc57b54bb4ba76
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=40e157f94bb72746fb7089a21529d94699d29cd136a8c10759e1ce8840e4022a
-# autobatch: inputs-sha256=55dc50aba3fac6dfdf767f8e7a949b9b65febdc12ca6229ac2793cdae073c784
+# autobatch: source-sha256=032a22198923f867ab785fa0773c102bad0a1600d4625309c1212fe82705261e
+# autobatch: inputs-sha256=a55382a2a6fdb79496125b2b2db083f10727ad6b902df6f64f3bc1eeeab1f66d
 # autobatch: body-sha256=833ac5d76cd97727237aa7ea2ab81729ecaadd229e1ee01eff9dfd84715de392
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

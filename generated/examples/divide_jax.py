@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=4af4f51148e54b2cbee296570a18806be36278fc841d687d40b2180c39196fae
-# autobatch: inputs-sha256=43c9772be236d9545d1d6a653fa2335eb4ad7dc421a9fc2e84ff5249b6843ebe
+# autobatch: source-sha256=42aaf0ae227b9eaffa493597a3a5fbc2273ff31198feaa28999a68922f32e1fc
+# autobatch: inputs-sha256=5a3116871d9de07933c32ae21ea77cd7ad96551bb5863d5485fa65bd62935727
 # autobatch: body-sha256=1d460e4998c722fa37b7b51e8caf06500c91384b2405204c6eab9966d0a21f34
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

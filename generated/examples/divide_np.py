@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=dccf8246dd43a63fd2d4e93aeee4a1d99cc23f1f55730336c262afa0744ee793
-# autobatch: inputs-sha256=660a184e2f14f583a0ff9110897a534e01922ac4b8a616c3c66cf40b29edbefc
+# autobatch: source-sha256=2160f84ad74036ce0e3d1e4eefa4669b5dcdb10327e94ddd411b9515dffe70e4
+# autobatch: inputs-sha256=aa5c9e3e944d983d0fe34509d859a7d72f61cdd8142e77bd21dcfc8f70f2e5f9
 # autobatch: body-sha256=9f175a4c3d62d6e6559861b0807d1db1ae08a19210cee5442527a4ce6e594ce3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=0291adec44f4a0b4a35f35619baf03176862266c725f31e4c76713b915951c4c
-# autobatch: inputs-sha256=148c17626009438c8e6e1b3c73e79a7be7bd78ebc37cb7f68ee650c9c8bc7ce1
+# autobatch: source-sha256=97ccfcfeabe7815765601b81caa6b4c4447843a4b5865a27071562535a6f2ab6
+# autobatch: inputs-sha256=371883f2b3646d682d8fc9808e05039e908caadf28d9ec2179ea0225a92692fe
 # autobatch: body-sha256=f4d82a3aec642c70cd11deb6654d6050bf48d8471742891d582d3e0a5999f0bb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

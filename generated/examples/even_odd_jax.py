@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=9b3e0803844880c44d532a785a6042617fd17fe80225e4eaafb1d77491f9cb60
-# autobatch: inputs-sha256=3981cb8f63abf7ce9a614a4fe46f194136a5c105c764cb8f6798043d5dee8349
+# autobatch: source-sha256=1b3235e883183bc40be50d072e493b785bd1bc881cc4093116f244d9aaa26795
+# autobatch: inputs-sha256=197ba8c8342795371ad4f84d397a62104649058c60e8c8b3574a70a74a847821
 # autobatch: body-sha256=17b45097674a4ad947dd1555fb3d3f9bebe8f379b24a12cbfb4d519e221d7384
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

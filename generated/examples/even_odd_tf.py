@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=b3a7e2b19d1d26b5ee4716d5e508dcc8d2021b9509a0b9596afa67fa28a05ddc
-# autobatch: inputs-sha256=d6e7785a580bc52d26550f5f14333b5cdd54b610e5ac51261f1217935b714f39
+# autobatch: source-sha256=d8f7e24f5408c38c2a90a4417bdf3dd7534e3173a4ff9e3c615a7ff2415d9de7
+# autobatch: inputs-sha256=e394a0f34944e8999c4a73b4e95f21d785807f659bde1d45db62354b725759d7
 # autobatch: body-sha256=5ab5eed5f92a2aaa71fa04b65a9a9dfdd97f8b2b967b0469e104079a4c6f65c1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=12c5b01e50d473a5113d2823e5a475bd191164e6adad5a1e149cb70c0765a756
-# autobatch: inputs-sha256=c371875030dc6227a621e00bf8adb04408b76910cf39e911ad72f6c448e7ba99
+# autobatch: source-sha256=42ce3f1defb550a92db49cf978e9e7a1773b27de15c6cb1cb2ff456aaa761e1b
+# autobatch: inputs-sha256=cc4476164cc245663b63bcdffe49825155fe9a39f7ca0bcaf54358b44522e94a
 # autobatch: body-sha256=83088813639e9c94914bc2a53002a95c95432cec2136941e0e1bf00ed88f4b96
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

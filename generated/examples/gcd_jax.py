@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=fcc8b5144ff8214cf6d3d48a9d1e08aa5f885bf104d9d97cf6b10a4d3ac4da7c
-# autobatch: inputs-sha256=0a1a5aa427a61aef5d46f8a1c7f0293e42ec34a0561752fdd991ed12071fbd1b
+# autobatch: source-sha256=7973dc2d29b795b8ae16062e2279d01ac5770d6ad1073dbcba5ea5f103c9cd85
+# autobatch: inputs-sha256=b039072b5a43150de3bd18a249f9a8a88d86590b9d3da3528b86f2f419489b08
 # autobatch: body-sha256=5bd6977ed0703ed6e50c17131b29dab376479503c6e3e17daa6da5f7602f2ec5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=40da00a41d3b79256c88a5bd13f7e7ffb84b797d04f2edadb74e81d6fd318702
-# autobatch: inputs-sha256=93936a5139e4e4e9b218e5a164bcd82159129877053ef9ab2c547668cb876df6
+# autobatch: source-sha256=cbdbd29cd82e185fccdf7f890ee4a699f6c88602765e07fb6a92f62b53759a33
+# autobatch: inputs-sha256=72771b17b65982ab50bed1daa8a91db210507fd8a303192453e8fb47931a6869
 # autobatch: body-sha256=45aac2a45364634e98c6ff5574e4bbded4c0d263db60b2b861e781884e12be1e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=cf950bbec823f56492f08fcaca37fd7ef2ee7ebb25860c660197cbf06fb9071c
-# autobatch: inputs-sha256=8b31faf3e51d5db3d7089e950c3b4cd31bea7658d0145030cf5ac181dd59b4be
+# autobatch: source-sha256=a7b3e8eaa3d7b1aff5971a5ed8a46cb69c3c78b7e994b46e7ca328f602bc6a47
+# autobatch: inputs-sha256=5b75ef220f16da999ff8ba800b5895343113e6977fac835a79f5cc04f691e25d
 # autobatch: body-sha256=76a927c80b4f10d0cd54a99966edac7d5feaf073664d42f662e3c55d81ffdb1c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

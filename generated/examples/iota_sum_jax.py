@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=49109832c57aba186bef3d3f70c79a1e3252c3f9ba6edcf1ebc9eac30da9d471
-# autobatch: inputs-sha256=70492e02d91d96a644904405901c0718c35224aa7be25bd8b0a6e7833c22ed91
+# autobatch: source-sha256=9656c41be8b3e74cfbca03057fc7356212d3298a47cb19633f9ebc5bc470ca05
+# autobatch: inputs-sha256=6dc74ca49e2d4207cf14d00a25b447bb843cfb9d44872ee147598f673f567930
 # autobatch: body-sha256=a34254b825ec2bddcd068d58d09757e95ee98d0cdd6bb5aa07791826f9a188e6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

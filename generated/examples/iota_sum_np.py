@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=da061d76cf4dfe9dd1f9205eff5b5441a544ff2ed8c70c947f584e15a547b051
-# autobatch: inputs-sha256=a28b8d9eccebc80ff9b48414812360de0c4a789a7ed3a15667455cee604b5271
+# autobatch: source-sha256=2f1073b2f79336bf12da8629fbae3741a46d477d412a2228b791ffad1437ed5b
+# autobatch: inputs-sha256=bba3382af52c129c4291515867011d21e08c1e9ce7769bc6971e2b8ca2f3106d
 # autobatch: body-sha256=79253068c01f96e01d15de3d8c2a7b81292a8ebd3a3ec11fa5842ac6c8a1b8ab
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

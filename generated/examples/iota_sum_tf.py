@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=34800c1a735d5c4935c2e38f80a5417b97b2d5f33c1bcec0ac2071ad4f47ac58
-# autobatch: inputs-sha256=ef3bd69630a9056c801bbc43a3f48a2e2066d77319bb0e20ebe875f5708098b9
+# autobatch: source-sha256=bb25599ce78782e32205e4488cdc4a79cac3d2ab5a424668855d2e81563db8d9
+# autobatch: inputs-sha256=b027cf1e8adc22262c7a74ba05633ab49d20f1b1d513c29d663178fddc175e73
 # autobatch: body-sha256=dad827048db169bda700864cf826713e62b6a75fb39d43744c98514590eef068
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=77bc0d5713248e143c4741f96b75bae0fb78a22d5f9c1ef6b733f03197e32ea5
-# autobatch: inputs-sha256=c3bd16ecee38d310f6f3ddf62265f4dca25bace4212bc112ae2650fe0b3f075c
+# autobatch: source-sha256=d752bc5732ab65dbc68a7a02a9b034a9574b02de7d79f5226f379b3184338096
+# autobatch: inputs-sha256=cb38ea1012324e79e394d3ff6153b6d4325f241612ebfc1085ab31772ff7bf80
 # autobatch: body-sha256=d8c08d6bdcc4e30d501c917733a7b74f8e8024f1682b2d68c3a76cfb6ca349f4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=6d49e125d45464e6d83dfe28c89f4eecffc6fc7d74b5efa78e5225c10960917d
-# autobatch: inputs-sha256=cd57f6dd1520ad0a8933a595abbfd8bee348946c75575e87ad761f94f76b6898
+# autobatch: source-sha256=aa480d75bfedba273c63362807ed597485135d824479c67cd19c43f9be564f27
+# autobatch: inputs-sha256=bf965a7c33b0a6d11729a2e4c07378d7843ac73e2c14d74bacec5363bc66d513
 # autobatch: body-sha256=29fea38fe7be66ab02fea9225593405a221184a33a5de38919fb6a44515a0736
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=317644766d886425bcb294987c33d4230f3a77ada1d8114df1f3988df76fce16
-# autobatch: inputs-sha256=1bf6d7403cf7635ee1f8683bd9453175953cdc39c896133bb94cbb4131f16e64
+# autobatch: source-sha256=a6a391d5b3cbfb84d6b9e7c6611595ae28773bee3ef8ee5d699ef9b2c5a10989
+# autobatch: inputs-sha256=bb2fdb55f09cc264ef7f97901f6468add71611abf395cad275c4d021264a5841
 # autobatch: body-sha256=24a6c5118c73e8514cfd2b05e34fef46bf4d351de764c6790298cb1a03e1e3a4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=d0504a1a3290d411c7e49c108b11df79da23805622b8e2085dded196b7c20fcf
-# autobatch: inputs-sha256=06e59924ec89d585f805bccfc5f8bb242b378aa0926ef743b3da1a9ddc526188
+# autobatch: source-sha256=37b0f849336e4b6f835ab76b6ff4135a857810e4137a289ec385f92d1b2143ff
+# autobatch: inputs-sha256=59d3e9e82cad970d9b87abc067c4fe47aee904c3d22acc771926faa91ca056a4
 # autobatch: body-sha256=d8309d61056d7e301f5ae78c9679a535350615ee33d5c9ccb22fdcb462fb1a5d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

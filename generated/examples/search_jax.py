@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=72b1e1254ee725b38fc503fb5b5eb52c42ed3fcc9c319929fb28251fb1550444
-# autobatch: inputs-sha256=f496bed77cd0f339557d4c11c69d19a32c8d6675b6242fd76ddc1f143587a7fd
+# autobatch: source-sha256=241138d68073795751b4a90e01db1670a78c4d3b1ee21248752c25395f860537
+# autobatch: inputs-sha256=8bea0cbef00b04b88e75ea0a03d289cb1eb5bd19dce790dcaf92eeba5ff7fbda
 # autobatch: body-sha256=dd7581ccf2c62ee9dc16d7910dcf676891b14525cf135e96e84f5cfb143ad989
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=3db1211a08ff53b467a3867c80378df128f1c12b094e68c8be263bc909805f18
-# autobatch: inputs-sha256=6b58cab29b9e8a6c3f0cc9ab66b9ccf07458d3c321de4bccb7c5b7656e228ea1
+# autobatch: source-sha256=2ef69617b8a96a947beae6ca2e871163c5edfce9fab5af8ef6dd83c00a0b2dc8
+# autobatch: inputs-sha256=9ddecfdb53d17e9696b720219f0b7a95a8cd4c0cc7a338c8d370b36979767e3b
 # autobatch: body-sha256=f91a58699362318ac6faf28585fa704753f18bb279757166ce5fb303669cb966
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=0b3787fce33258da712907043c87bb993a4d441af37b45f921b603512f166b80
-# autobatch: inputs-sha256=8e820abb1cc21991ced9738bd3493fe5c5b3db01f862517a171c872d73750c18
+# autobatch: source-sha256=3d758fe9f2e9febed9a2b26baa702dfbab4834c0eaae65341186d7b8fe1d5b44
+# autobatch: inputs-sha256=c5500ca18fdb0035174858d32cb5512b3fc902ee835afd09df8fbd9641c223a9
 # autobatch: body-sha256=49d6e160a6ae72f17ce9e1109e35d6f6fad6d47a82d8e822a1c7c7b10b907680
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=99933a4ba7e84d8d952e939a8a6eed463fd9eb0aa806961987d752c016c06da6
-# autobatch: inputs-sha256=54b67a52fe2849512ec7309327f4873482aea9ded26b775fb965eb34f533c0eb
+# autobatch: source-sha256=893c5bf09428c8d913d15346544848854304d739acbd88898c272de8599c0b9e
+# autobatch: inputs-sha256=f80f70a73be6e63d59777eb09435ba277cb18e5101c980f0a17f2d2bd528cd0a
 # autobatch: body-sha256=a4616624a2a5c82deceadd8fda9a7b4466647494d0e5ac6da1b51afa453b2c83
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

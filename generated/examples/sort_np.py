@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=3164cdc8e5d467e1b15789a87392b03dcd6e5743f047f6c9c72e4c4bee94fbfd
-# autobatch: inputs-sha256=6da55699bb18b998d3574f71b886311fe75a2d59dde6b4ed1cede43839e74da8
+# autobatch: source-sha256=33860f27ea4530e4b2556d0f424ac7e6abf6cd8545a8770a29597429c7402382
+# autobatch: inputs-sha256=826e7306f8d0138a4413d6fe84e1d806399f6c58beb47481d3c96a25a50890bc
 # autobatch: body-sha256=7398fa52a3431731af02364d076f7119ca098ffb63ee4b46544503736c0f280a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

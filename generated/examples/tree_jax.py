@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=1f41366664bfd6788a13cd14b387bf8ec5c5c19eefb4958de4aadc0c243934d4
-# autobatch: inputs-sha256=df944b052766390afd33410124e17f227574f6892d6299556c1ff0fc1343c95d
+# autobatch: source-sha256=9d90bced410f4cec9442bd2c75ea9ebf898a93297b9db6c459b83e05a6880de1
+# autobatch: inputs-sha256=e078a14b2c2ef31c2c8ff7b294fddf80060077b22dbb847ecdc51801373031cc
 # autobatch: body-sha256=5fa2a7e12d294840f362341b6ed9987c14604e82f529487e4d6464167691c151
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

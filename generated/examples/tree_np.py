@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=1a848e3d8e7b47bd0d2d12c9ad5f3809a4af3aa9300e8b2f6420a96c501014b6
-# autobatch: inputs-sha256=f95f460c547021cc77dd1a95c393bdd6d41035029af8d961201a3b3af5d65d6a
+# autobatch: source-sha256=e6b17cd23b139421325199044a3035cf34f42be0ddc55b61ff39c86ec36f7efd
+# autobatch: inputs-sha256=ab5c8c8ba057f1a32c5b393fcf66343035e413d37fb74512ca88a4a8accabed1
 # autobatch: body-sha256=7ee52ca091bfef534b689c441a25620e336080628d41b9b051e82fc7848b5613
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=a9db7942b6e601520be582c6a854ff738a3eb1a63de171a41120b9e9f60e8112
-# autobatch: inputs-sha256=058887d79bbb9c696264ca05967c5b05cebe73e8fe99dec769b9b18530b62a22
+# autobatch: source-sha256=053b4c8a8329fb0dc6a918384552469ef6d5227050fff7f69179433d0708804b
+# autobatch: inputs-sha256=291b9ada90066b8c5d5b9916ef3e50c57d70a1517230ce430c97186a4e5fdef9
 # autobatch: body-sha256=05c774085355abf90fee63af7f79dd0ef290f76f37f268373060debc4d21a705
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=9406bb85c4e885c0fe487f2892db8491490ea08924ba532b3bf4458392492f3c
-# autobatch: inputs-sha256=bbe854088419bb883346bda1c852beb52302427f36bc315e7d8b59929c51166a
+# autobatch: source-sha256=1a2d47e7e8ad6a2d859a5c516926cd97f8124cce29da09c2854ada0c7bb9e1fa
+# autobatch: inputs-sha256=f485fffde80479d907c2a8b13c8f52c0bb9eebcd09c8b93774f3db35430f3776
 # autobatch: body-sha256=28f6868da2727d5b03003465e33b62cb716f9ef9e057d610c51a608592be6d7d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

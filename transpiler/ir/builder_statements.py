@@ -225,7 +225,9 @@ class Statements:
                         for p in (element.lower, element.upper, element.step)
                     ]
                     items.append(("slice", parts))
-                elif is_literal_int(element):
+                elif is_literal_int(element) or isinstance(element, gast.List):
+                    # a list of positions stays as written: type inference
+                    # refuses it by name (passes/subscripts.py)
                     items.append(("index", unparse(element)))
                 else:
                     items.append(("index", self.operand(element, origin, "index")))

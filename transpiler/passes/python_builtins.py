@@ -54,7 +54,7 @@ _WORDS = tuple(
     name
     for name in dir(builtins)
     if not name.startswith("_") and name[0].islower()
-) + ("math", " is ", " in ", "f'", 'f"', "%", "] *", "* [", ".copy(", ".sort(", ".fill(", ".reverse(", ".index(", ".count(", ".bit_length(", ".mean(", ".prod(", ".argmax(", ".argmin(", ".cumsum(", ".cumprod(", ".flatten(", ".ravel(", ".transpose(", "sort(", "flip(", "roll(", "dot(", "matmul(", "inner(", "norm(", "@", "concatenate(", "stack(", "append(", ".astype(", PRESENT) + tuple(
+) + ("math", " is ", " in ", "f'", 'f"', "%", "] *", "* [", ".copy(", ".sort(", ".fill(", ".reverse(", ".index(", ".count(", ".bit_length(", ".mean(", ".prod(", ".argmax(", ".argmin(", ".cumsum(", ".cumprod(", ".flatten(", ".ravel(", ".transpose(", "sort(", "flip(", "roll(", "dot(", "matmul(", "inner(", "norm(", "@", "concatenate(", "stack(", "append(", ".astype(", "[[", PRESENT) + tuple(
     sorted(MATH_FUNCTIONS | {"isclose", "factorial", "comb", "perm"})  # `from math import sqrt`: sqrt(x)
 )
 
@@ -88,6 +88,29 @@ def rewrite(expr: str, values: Values) -> str:
 class _Rewriter(BuiltinCalls, Comparisons):
     """Every rule: calls (passes/python_calls.py), `is`, `in` and optionals
     (passes/python_comparisons.py), and text and repeated lists here."""
+
+    # ---- reads by lists of positions ------------------------------------------
+
+    def visit_Subscript(self, node):
+        """`m[[i, j]]` (NumPy's fancy read) of a per-example array: the
+        example's items at those positions, a new array (`py_join("stack",
+        (m[i], m[j]), ranks)`; the subscripts pass reads each item)."""
+        self.generic_visit(node)
+        positions = node.slice
+        if not (
+            isinstance(node.ctx, ast.Load)
+            and isinstance(positions, ast.List)
+            and positions.elts
+            and not any(isinstance(p, (ast.Starred, ast.Slice)) for p in positions.elts)
+            and self.per_example(node.value)
+        ):
+            return node
+        items = [ast.Subscript(node.value, p, ast.Load()) for p in positions.elts]
+        infos = [self.info(item) for item in items]
+        if any(i is None or not i.batched for i in infos):
+            return node
+        ranks = ast.Tuple([ast.Constant(len(i.shape)) for i in infos], ast.Load())
+        return self.done(call_node("py_join", ast.Constant("stack"), ast.Tuple(items, ast.Load()), ranks))
 
     # ---- text ---------------------------------------------------------------
 

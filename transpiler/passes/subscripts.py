@@ -173,9 +173,9 @@ class _Rewriter(ast.NodeTransformer):
         if isinstance(item, (ast.List, ast.ListComp, ast.Tuple)):
             raise SubscriptError(
                 f"`{ast.unparse(item)}` indexes by a list of positions (NumPy's fancy "
-                "indexing), which is supported only as an assignment's target "
-                "(`a[[i, j]] = a[[j, i]]`, `v[[i, j]] = [x, y]`): read one item at a time, "
-                "or stack them (`np.stack([a[i], a[j]])`)"
+                "indexing), which is supported in a read (`a[[i, j]]`) and as an "
+                "assignment's target given as many values (`a[[i, j]] = a[[j, i]]`, "
+                "`v[[i, j]] = [x, y]`): assign one item at a time"
             )
         value = self.values.of(item)
         if value is _UNKNOWN:

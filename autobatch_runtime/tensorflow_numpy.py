@@ -167,9 +167,30 @@ for _name, _op in {
     "ceil": _same_for_ints(tf.math.ceil),
     "trunc": _same_for_ints(lambda x: tf.where(x < 0, tf.math.ceil(x), tf.floor(x))),
     "rint": _same_for_ints(tf.round),  # half to even, as NumPy
-    "round": _same_for_ints(tf.round),
 }.items():
     globals()[_name] = _computed_in_result(_name, _op)
+
+
+def round(a, decimals=0):  # noqa: A001 - NumPy's name
+    """NumPy's `round(a, decimals)`: half to even, as NumPy computes it
+    (`rint(a * 10**d) / 10**d`, or `rint(a / 10**-d) * 10**-d` for d < 0);
+    an int with d >= 0 is itself."""
+    dtype = _numpy_dtype("round", (a,))  # a bool rounds to float16, as NumPy's
+    a = _as(a, dtype)
+    if not a.dtype.is_floating:
+        if decimals >= 0:
+            return a
+        raise TypeError("round of ints to a negative number of decimals is not supported here")
+    if decimals == 0:
+        return tf.round(a)
+    if decimals > 0:
+        scale = tf.constant(10.0**decimals, a.dtype)
+        return tf.round(a * scale) / scale
+    scale = tf.constant(10.0 ** (-decimals), a.dtype)
+    return tf.round(a / scale) * scale
+
+
+around = round
 
 
 def _nan_aware(pick, keep_nan):

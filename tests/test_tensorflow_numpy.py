@@ -70,6 +70,18 @@ def test_binary_functions_are_numpys(name, xla):
 
 
 @pytest.mark.parametrize("xla", [False, True], ids=["graph", "xla"])
+def test_round_to_decimals_is_numpys(xla):
+    values = np.array([2.675, -1.005, 0.125, 0.375, 1234.5678, -0.5, 1.5, 2.5, np.nan, np.inf])
+    for decimals in (0, 1, 2, 3, -1, -2):
+        for dtype in (np.float64, np.float32):
+            run = tf.function(lambda x: T.round(x, decimals), jit_compile=xla)
+            _agree(np.round(values.astype(dtype), decimals), lambda: run(tf.constant(values.astype(dtype))))
+    ints = VALUES["int64"]
+    run = tf.function(lambda x: T.round(x, 2), jit_compile=xla)
+    _agree(np.round(ints, 2), lambda: run(tf.constant(ints)))
+
+
+@pytest.mark.parametrize("xla", [False, True], ids=["graph", "xla"])
 def test_where_clip_and_full_like_are_numpys(xla):
     condition = VALUES["bool"]
     for (_, a), (_, b) in itertools.product(VALUES.items(), repeat=2):

@@ -477,6 +477,15 @@ def nested_comprehensions(m, t):
 
 
 @batch
+def smallest_above_or_none(v, t):
+    """`default=None`: never compared with the elements (an error before)."""
+    r = min((x for x in v if x > t), default=None)
+    if r is None:
+        return -1
+    return r
+
+
+@batch
 def largest_above(v, t):
     return max(x for x in v if x > t)  # <-- largest_above: empty where nothing is above t
 

@@ -87,6 +87,7 @@ CASES = {
     "comprehension_scope": args(ints(0, 9, 5), ints(0, 9)),
     "adjacent_pairs": args(ints(0, 6, 4), ints(0, 9, 4)),
     "passes_to_sort": args(ints(0, 20, 5)),
+    "smallest_above_or_none": args(ints(0, 9, 4), ints(0, 10)),
     "nested_comprehensions": args(ints(-5, 5, 3, 3), ints(-5, 5)),
 }
 

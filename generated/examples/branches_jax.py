@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=e8b3baa9ee4ce25d3031c745eb03a79c9670e0292f27c9346cba7e3e5f3adc34
-# autobatch: inputs-sha256=fbb7bd91b917c35f7253da70a57183b7ccc24584861802846abd594ed63a8609
+# autobatch: source-sha256=f70dc109814a281ad7d7a90a1cd3fdc6d52a7bba61900df9f64053bbdb70a916
+# autobatch: inputs-sha256=4b546e9e476ee3ff898ffe730d053d37699d8f8cede72b7bc34d6cbbf3823c93
 # autobatch: body-sha256=bfc44b962e45a1f661cee7c5dbc9394a1bb27ef375a8c5dc0706127e8f17e037
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

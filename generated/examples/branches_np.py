@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=df72376990e3eb2c9cb4ccf6b82d61146c52eca7997c375ada52b32105d5e54d
-# autobatch: inputs-sha256=7831f3356dfe6aa26f9f0dc59adef7efc1dd2401a74ce5f9365dff2273735ce9
+# autobatch: source-sha256=0d2513e6f585454409908336ace439c2f46b9830674c6be715ad576fe86c880d
+# autobatch: inputs-sha256=60ea0e451e2a68baa93c07b9f73bcd78dea38bcdd6edfc394539c85462d3c219
 # autobatch: body-sha256=a4fda1a3ec0cb861ab2180912fb4f954be70a562ecbf3dc5911ca8295acc2c2e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

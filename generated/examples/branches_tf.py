@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=d85486271ee0ece69f7bf6ed56d68be706232a8ea1bac9e67247f724cdbefffa
-# autobatch: inputs-sha256=320bca3c98db88dc029ad7a0fe9ad42efa1700ded3ff2e0ce71c0584d8b1921a
+# autobatch: source-sha256=cc6a5bd4533a71504269fa5a58acfb446c10ff0b86f9db05b696e06f2d57b79e
+# autobatch: inputs-sha256=39643cdd47552c438ca1ec21e15353475cd406f416bd0ce48cab06c93533ea17
 # autobatch: body-sha256=ea20b91eea49b8e552c1e44e0d401606a010d768bd740f4091c2510c8466e837
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

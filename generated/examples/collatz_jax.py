@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=5d255cd97cc3d60c927febcff65ff40360c7b16b8a40e08487242e112f78b043
-# autobatch: inputs-sha256=13aec1e895a65020eff0605d0de76d11ad9ec0c345bb3af805360005be935ccd
+# autobatch: source-sha256=e1f19ca12a35bbeecc755073fc51338fa7aa8bee615364b5628f0068ec3fac26
+# autobatch: inputs-sha256=20e16c0bb4f645d049b8a2ca9e1a9a4f348f78d4610374707cc0aa0830adfce1
 # autobatch: body-sha256=6b00bff33658f019bebda1595dfcc91c4c165271afe6e52616cc57b54bb4ba76
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=c50675fe108e54b709aa73ce45678f4cb38096ff8d3cd3917c9d80666da3a598
-# autobatch: inputs-sha256=2d38be3ba6d0d493c6f66cbf8f106a2d5a1dd17a87b07026a979f3bb7cd6f98c
+# autobatch: source-sha256=0d654ba778d5ada0a0be45f4827fbfa7aebfd3b7117caeb366f75f9e0d016f1f
+# autobatch: inputs-sha256=42585bc292da1ecf70661fb531ca1825ca639734f38d48d352d6f28cba56be8f
 # autobatch: body-sha256=1a00508b12b7e004ffb77f025ef01f72731841219ac8af4fb5faeca45c048f3a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=032a22198923f867ab785fa0773c102bad0a1600d4625309c1212fe82705261e
-# autobatch: inputs-sha256=a55382a2a6fdb79496125b2b2db083f10727ad6b902df6f64f3bc1eeeab1f66d
+# autobatch: source-sha256=f75b60540039e44e3da2b1df9dd506e427c8210b1e66df37a5061827dacfd930
+# autobatch: inputs-sha256=dac6a26f3aa2a656935a97568fbbf0622107d788940d19c47dfb982a87f445bc
 # autobatch: body-sha256=833ac5d76cd97727237aa7ea2ab81729ecaadd229e1ee01eff9dfd84715de392
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

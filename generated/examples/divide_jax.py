@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=42aaf0ae227b9eaffa493597a3a5fbc2273ff31198feaa28999a68922f32e1fc
-# autobatch: inputs-sha256=5a3116871d9de07933c32ae21ea77cd7ad96551bb5863d5485fa65bd62935727
+# autobatch: source-sha256=1a3ccffb0cc94dc869a2c7ebf3567f528000083c13edca7bd4a02eaba4d05a47
+# autobatch: inputs-sha256=06817c3802216dec841398d9b7e26ec4946eec286fb0a57a080c9972ad9cdccc
 # autobatch: body-sha256=1d460e4998c722fa37b7b51e8caf06500c91384b2405204c6eab9966d0a21f34
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

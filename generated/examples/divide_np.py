@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=2160f84ad74036ce0e3d1e4eefa4669b5dcdb10327e94ddd411b9515dffe70e4
-# autobatch: inputs-sha256=aa5c9e3e944d983d0fe34509d859a7d72f61cdd8142e77bd21dcfc8f70f2e5f9
+# autobatch: source-sha256=080beff5ae79a3492f464789dde34151d8a2bb7452dfed1f52591684d7ad27e8
+# autobatch: inputs-sha256=29e5356f413dfd7fc51a59f1d550fa908ac1acc27750141943b7099b3c66275a
 # autobatch: body-sha256=9f175a4c3d62d6e6559861b0807d1db1ae08a19210cee5442527a4ce6e594ce3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

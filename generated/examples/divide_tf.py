@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=97ccfcfeabe7815765601b81caa6b4c4447843a4b5865a27071562535a6f2ab6
-# autobatch: inputs-sha256=371883f2b3646d682d8fc9808e05039e908caadf28d9ec2179ea0225a92692fe
+# autobatch: source-sha256=8acaf4ef7c27986f0299b9900904fee206e9f6aa5c5ec2dd65abf14d36f5b10e
+# autobatch: inputs-sha256=ad4157557b0eeaf576e71029bae5d8e4b658e1a5da4322d8120e7e11635d0b73
 # autobatch: body-sha256=f4d82a3aec642c70cd11deb6654d6050bf48d8471742891d582d3e0a5999f0bb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=1b3235e883183bc40be50d072e493b785bd1bc881cc4093116f244d9aaa26795
-# autobatch: inputs-sha256=197ba8c8342795371ad4f84d397a62104649058c60e8c8b3574a70a74a847821
+# autobatch: source-sha256=0c6c6eed2a4ee5669e128d1f11b29f436fd592a8534531ea3e381455ea9d6894
+# autobatch: inputs-sha256=db601ca77b6e19d5e69f41af53309a94b49f12efa1f668ca34b1ffe54c1d111a
 # autobatch: body-sha256=17b45097674a4ad947dd1555fb3d3f9bebe8f379b24a12cbfb4d519e221d7384
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=f14fdf75234b5eecb7d16488a4d1bc6b016790e1f3ccf58d003e0d330f7777aa
-# autobatch: inputs-sha256=f5b1203aaf86034533c7e8aabf9a85808a523d8e642c029851d5cce57624b3c1
+# autobatch: source-sha256=f9453815256f08a4eb51dbfe3b74fe5194bf5ad1f302fae47d93a82b7418cf48
+# autobatch: inputs-sha256=c5fdfef5899168ff7e426deeec6c894202ce3c20ba34b0f176c0489b7114020f
 # autobatch: body-sha256=62f2c3e1f961471335e5651785d007d773bf734ef91ded5558ac962fbb3af313
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

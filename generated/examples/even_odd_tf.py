@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=d8f7e24f5408c38c2a90a4417bdf3dd7534e3173a4ff9e3c615a7ff2415d9de7
-# autobatch: inputs-sha256=e394a0f34944e8999c4a73b4e95f21d785807f659bde1d45db62354b725759d7
+# autobatch: source-sha256=f955428ac430f834bb36f05cf57b69cd30a7649b459492c47c7b2cdee051e6cb
+# autobatch: inputs-sha256=fd55a9412824292245fc9705a362e9a8de9e545a8c1ce05be81f7b5e8e451aa6
 # autobatch: body-sha256=5ab5eed5f92a2aaa71fa04b65a9a9dfdd97f8b2b967b0469e104079a4c6f65c1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=b6233ff3e3d9854da14c13516784544c047c5ce329dfce2bb07de787d5787a70
-# autobatch: inputs-sha256=84a7d6ee67449ec642683d1e6baf111ae9677f3058e2463daf6bf24abff5d36a
+# autobatch: source-sha256=d2ca7e023da5f0fd833ce1b57dc9740af086786bcb3d0c5ddf709df8262b3ea8
+# autobatch: inputs-sha256=a4f2868791143d8a4a5e3e8c866fd1afcf2c33855622c0f1f21eba810f306d3b
 # autobatch: body-sha256=0ef56dd4e7e596b39a4e0cb96a4eb7fefbc77eaa29d4715d41c56aafef8fa4f6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

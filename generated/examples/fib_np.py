@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=42ce3f1defb550a92db49cf978e9e7a1773b27de15c6cb1cb2ff456aaa761e1b
-# autobatch: inputs-sha256=cc4476164cc245663b63bcdffe49825155fe9a39f7ca0bcaf54358b44522e94a
+# autobatch: source-sha256=5f64afad2462f58478dc394b8e3e19de92cb286a0d59201d35b7674ceef7386a
+# autobatch: inputs-sha256=a7e10be489d0cb19342a9af97f6815099dda5ac6fc28ac7ed1e00ed581278ccf
 # autobatch: body-sha256=83088813639e9c94914bc2a53002a95c95432cec2136941e0e1bf00ed88f4b96
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

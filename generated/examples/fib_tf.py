@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=0c08d91280a91222850ac14fecbddcffee1b8f1e177b298da6d7786a6dca2626
-# autobatch: inputs-sha256=b9685c34724a29e28c65fb6be6adf0b531d3f30e5fb202d697c158b53aa73a6d
+# autobatch: source-sha256=40b4352c6809317a7ccbffea991bf59ddcde573e8265116c5574cc6227ffacba
+# autobatch: inputs-sha256=5dd748e6932104dea8ba37299a8aab40ec28808272ae4cb389fd87c7b8be4288
 # autobatch: body-sha256=a537a98bba3b11c901cf1462db03214affa422ed2d3b063ba60dc65fe8f3a084
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

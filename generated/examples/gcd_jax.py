@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=7973dc2d29b795b8ae16062e2279d01ac5770d6ad1073dbcba5ea5f103c9cd85
-# autobatch: inputs-sha256=b039072b5a43150de3bd18a249f9a8a88d86590b9d3da3528b86f2f419489b08
+# autobatch: source-sha256=4e6ae55eaf5d142386d9a8381de5752cfc5422fdafd84d72afcdf23432650cd4
+# autobatch: inputs-sha256=406027cdfe99d31a4e0d3af3d7181eef1d18e9f574b0b9ded98378954ce548c1
 # autobatch: body-sha256=5bd6977ed0703ed6e50c17131b29dab376479503c6e3e17daa6da5f7602f2ec5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=cbdbd29cd82e185fccdf7f890ee4a699f6c88602765e07fb6a92f62b53759a33
-# autobatch: inputs-sha256=72771b17b65982ab50bed1daa8a91db210507fd8a303192453e8fb47931a6869
+# autobatch: source-sha256=d288ecd23110f4502daaf52b119f2073ee703bd98a317a9dbb8cd95d5b09ca1e
+# autobatch: inputs-sha256=4947e8e7b790a7641f34815085a435b3b77c45109ece0b06e65d948ae697708c
 # autobatch: body-sha256=45aac2a45364634e98c6ff5574e4bbded4c0d263db60b2b861e781884e12be1e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

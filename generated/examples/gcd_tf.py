@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=a7b3e8eaa3d7b1aff5971a5ed8a46cb69c3c78b7e994b46e7ca328f602bc6a47
-# autobatch: inputs-sha256=5b75ef220f16da999ff8ba800b5895343113e6977fac835a79f5cc04f691e25d
+# autobatch: source-sha256=ccc292127f8cf3180bc44e572897a2cd959c66d19ab47014b7c9b4944b9575f7
+# autobatch: inputs-sha256=726e237c41527b71ac16c1b5106d4c74f0a3ad4692a4b303435422398c97a685
 # autobatch: body-sha256=76a927c80b4f10d0cd54a99966edac7d5feaf073664d42f662e3c55d81ffdb1c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

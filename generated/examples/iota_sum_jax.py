@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=9656c41be8b3e74cfbca03057fc7356212d3298a47cb19633f9ebc5bc470ca05
-# autobatch: inputs-sha256=6dc74ca49e2d4207cf14d00a25b447bb843cfb9d44872ee147598f673f567930
+# autobatch: source-sha256=2a14a634ae59fddfb17687bc89c8c1bde4a5227f81c91689b39783192dce4f72
+# autobatch: inputs-sha256=7443887a0b9aaccc9e5e591b1a28c54385a616a4569bbc73eedbd4dd38f3b0d3
 # autobatch: body-sha256=a34254b825ec2bddcd068d58d09757e95ee98d0cdd6bb5aa07791826f9a188e6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

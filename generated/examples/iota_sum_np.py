@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=2f1073b2f79336bf12da8629fbae3741a46d477d412a2228b791ffad1437ed5b
-# autobatch: inputs-sha256=bba3382af52c129c4291515867011d21e08c1e9ce7769bc6971e2b8ca2f3106d
+# autobatch: source-sha256=bd11e418b8735c03a6be3aed9b310998f1d3e8b99d9bd8631da9464775aac94b
+# autobatch: inputs-sha256=81e06d9ca5a34580e934828fd53645233aa9272ebfad138478646621a24724e2
 # autobatch: body-sha256=79253068c01f96e01d15de3d8c2a7b81292a8ebd3a3ec11fa5842ac6c8a1b8ab
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

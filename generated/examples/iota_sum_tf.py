@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=bb25599ce78782e32205e4488cdc4a79cac3d2ab5a424668855d2e81563db8d9
-# autobatch: inputs-sha256=b027cf1e8adc22262c7a74ba05633ab49d20f1b1d513c29d663178fddc175e73
+# autobatch: source-sha256=fa1c0624c15156b7815b7774eabf760e74a3bea88b3946dcae49e668b8dae246
+# autobatch: inputs-sha256=aea21a31bbda3f087c1ba82a01631e447714efdfb8790c7445cc771644de4fb2
 # autobatch: body-sha256=dad827048db169bda700864cf826713e62b6a75fb39d43744c98514590eef068
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=d752bc5732ab65dbc68a7a02a9b034a9574b02de7d79f5226f379b3184338096
-# autobatch: inputs-sha256=cb38ea1012324e79e394d3ff6153b6d4325f241612ebfc1085ab31772ff7bf80
+# autobatch: source-sha256=b801cbfe50bc76cb552d5201f5e4ad5cc486552f247a27c23d905261055a607e
+# autobatch: inputs-sha256=4caf495bd0112de3a0acd3b67c8a830260a3819cadbb36243bfda343bd4ccae8
 # autobatch: body-sha256=d8c08d6bdcc4e30d501c917733a7b74f8e8024f1682b2d68c3a76cfb6ca349f4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

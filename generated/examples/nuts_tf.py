@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=7aa7f696e9e9822cf70b209b4bda2af46e181bc39908a09fbce7d7aacb9eb51c
-# autobatch: inputs-sha256=c2181e53b70f374671030c766f082a46dd1eb9f37fe68fc8e97a27604c47bb83
+# autobatch: source-sha256=cf2d6104d12eca76eb44e77030b6ed396c8a23fece9fa825c2f0beb4187d15e5
+# autobatch: inputs-sha256=ce4e8bce852a482b7592d92f151019941cc49c4e1db8f6d9a53f93351d7965bc
 # autobatch: body-sha256=654f70f22ee11533c81c0b08aca3c7113186800fd151774358c65f6cc4c00470
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=b8b4b20c95f00b9c2aba029e9caad82ecab9f665db8190bb71ba2b38bdbf99c9
-# autobatch: inputs-sha256=ba32bfd1451380377907ff55b399904301c9425bd526a7c0601667b10a08827c
+# autobatch: source-sha256=5ba10c7b74cc97ef587bb43897a90924c512ef78f2717852a7cf5443ee7c785b
+# autobatch: inputs-sha256=b1a433ffbd7effdbb3a82e29da35c0c7e43515f32888f55aed5cd38ead9fef89
 # autobatch: body-sha256=206d80491be3212c213a40909494854d17f01350bf49986ce004b0ba49b5c0f3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.

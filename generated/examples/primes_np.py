@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=fa690a7cfbef7f71538c79f94c064bd65b954123b2a8c703d47a4b9c7903d3c8
-# autobatch: inputs-sha256=7e0bfd6c7f1d1d468ff2a244ee9bca17b0f3929b6a6e6f3c74e5685bd4a55afd
+# autobatch: source-sha256=0fece9dad74f4bde23f7a11695f8f6aec6297a164c5ccfa19f9035b303bd3f17
+# autobatch: inputs-sha256=d6a479d9610213a59b7a735ff863126e96ac083408df0c0a26387815590aa09c
 # autobatch: body-sha256=79aa80ad39c3a663dabc8fe5ded2c3376681535b46ac887317f41e8e2198d896
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=aa480d75bfedba273c63362807ed597485135d824479c67cd19c43f9be564f27
-# autobatch: inputs-sha256=bf965a7c33b0a6d11729a2e4c07378d7843ac73e2c14d74bacec5363bc66d513
+# autobatch: source-sha256=c762b6ec9731f1d87485ba0ad1d23ebc4c9e5aefb66b70a3c9074d60446e3f69
+# autobatch: inputs-sha256=5c8c4dc51cd8d0d2cd439e0b368e49b557a2d41b7bacbfa2bf0fdabab80a6506
 # autobatch: body-sha256=29fea38fe7be66ab02fea9225593405a221184a33a5de38919fb6a44515a0736
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=199448908fcddda288efb6cdc6973f7687e8fef5ce9c9ef4a33825c8420adbb0
-# autobatch: inputs-sha256=c6c5a56485b5c250287fac9fa8407e3b8379ee119c065b1f5fed89d42adea005
+# autobatch: source-sha256=ced223bd2dff2fa3cb298ce186a9837183c308095e7f89ff346cf133cba0828b
+# autobatch: inputs-sha256=3c93a560553cfbe565237e227bf334e986810d84f52a288f2953550b741de266
 # autobatch: body-sha256=f2d1df521d6a06dc60046a9cc7e03cea9274314777a955ef6ae0eb618230c1b1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=a6a391d5b3cbfb84d6b9e7c6611595ae28773bee3ef8ee5d699ef9b2c5a10989
-# autobatch: inputs-sha256=bb2fdb55f09cc264ef7f97901f6468add71611abf395cad275c4d021264a5841
+# autobatch: source-sha256=f5a7ad3630bf7cf370cbc5b78e27db86d9e48d1e9b3ed775f97ec3dfe48b9663
+# autobatch: inputs-sha256=d2edbc09c47ad964b8a20bb0fa35d9f23e0f035690176e684683839c874efa73
 # autobatch: body-sha256=24a6c5118c73e8514cfd2b05e34fef46bf4d351de764c6790298cb1a03e1e3a4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

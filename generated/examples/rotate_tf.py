@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=37b0f849336e4b6f835ab76b6ff4135a857810e4137a289ec385f92d1b2143ff
-# autobatch: inputs-sha256=59d3e9e82cad970d9b87abc067c4fe47aee904c3d22acc771926faa91ca056a4
+# autobatch: source-sha256=7b26d0715b2da03f28fe6c66585c5822b89a7d657c4d98064b22c6de07420d41
+# autobatch: inputs-sha256=4ea03f3138f13d77773f88578687d7795efc9010f7e718de3fc444c7dd816e5d
 # autobatch: body-sha256=d8309d61056d7e301f5ae78c9679a535350615ee33d5c9ccb22fdcb462fb1a5d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

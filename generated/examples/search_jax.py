@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=241138d68073795751b4a90e01db1670a78c4d3b1ee21248752c25395f860537
-# autobatch: inputs-sha256=8bea0cbef00b04b88e75ea0a03d289cb1eb5bd19dce790dcaf92eeba5ff7fbda
+# autobatch: source-sha256=dcf4d7e2a75c6adc471fbbf756b3984d35e761dd11ea762fda6a6a5f956a680d
+# autobatch: inputs-sha256=e77adeacd4c78f8d1c364b8aea3612c67fd5fdea634c5072a7f0bdf156dc1897
 # autobatch: body-sha256=dd7581ccf2c62ee9dc16d7910dcf676891b14525cf135e96e84f5cfb143ad989
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

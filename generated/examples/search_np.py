@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=2ef69617b8a96a947beae6ca2e871163c5edfce9fab5af8ef6dd83c00a0b2dc8
-# autobatch: inputs-sha256=9ddecfdb53d17e9696b720219f0b7a95a8cd4c0cc7a338c8d370b36979767e3b
+# autobatch: source-sha256=13ce81ee3cee1860c9965af72b1cc914a04133e9e3f737c63f014e0b51639025
+# autobatch: inputs-sha256=ad4e9a47b0ace17fb16a9ffcd5b1233bed024456e065c1c465b2aa1b31f5e76b
 # autobatch: body-sha256=f91a58699362318ac6faf28585fa704753f18bb279757166ce5fb303669cb966
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

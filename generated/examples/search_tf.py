@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=3d758fe9f2e9febed9a2b26baa702dfbab4834c0eaae65341186d7b8fe1d5b44
-# autobatch: inputs-sha256=c5500ca18fdb0035174858d32cb5512b3fc902ee835afd09df8fbd9641c223a9
+# autobatch: source-sha256=6d92eacf3603d67f658a2f56731a589627f9546a958ec8a8ad5c812571584117
+# autobatch: inputs-sha256=61c43cf6710e9c08a7221030561e9b6616397fa7c49e0d7f977f180c990d5b75
 # autobatch: body-sha256=49d6e160a6ae72f17ce9e1109e35d6f6fad6d47a82d8e822a1c7c7b10b907680
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

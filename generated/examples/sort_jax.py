@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=893c5bf09428c8d913d15346544848854304d739acbd88898c272de8599c0b9e
-# autobatch: inputs-sha256=f80f70a73be6e63d59777eb09435ba277cb18e5101c980f0a17f2d2bd528cd0a
+# autobatch: source-sha256=5595800e8fcf3f63a31289d0e1b11965f9680272029454f8de2ef3b52c5f8e82
+# autobatch: inputs-sha256=855bcc181ceec6d80e49ad70db74aa4411062c4a11bd8e72161b46e57a065eb2
 # autobatch: body-sha256=a4616624a2a5c82deceadd8fda9a7b4466647494d0e5ac6da1b51afa453b2c83
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=33860f27ea4530e4b2556d0f424ac7e6abf6cd8545a8770a29597429c7402382
-# autobatch: inputs-sha256=826e7306f8d0138a4413d6fe84e1d806399f6c58beb47481d3c96a25a50890bc
+# autobatch: source-sha256=d8c47ef07764f2a8897b9d6c08b5497757b3f3233cf8d1e4eb54b2257742bc77
+# autobatch: inputs-sha256=8ad557506005613a9397a8da9e810f1fdf6817077da19f81db1fb7f4fc1cdcdf
 # autobatch: body-sha256=7398fa52a3431731af02364d076f7119ca098ffb63ee4b46544503736c0f280a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=8b058c92273482ffd9a3c99a185eab7cf82b77d897ae3b4c51f41fc4080c487d
-# autobatch: inputs-sha256=c3aa91a90bd80eb9f741966a053c21f50ffed78c94c34f77dbacb362186e5faf
+# autobatch: source-sha256=c55d9b60f96ba638c28aab238c6649a47403a327d17c464af4458c7f34357302
+# autobatch: inputs-sha256=80a1534ae47c89706646447119ba74263fd56fdeb00d6e477a2acc2449b7c433
 # autobatch: body-sha256=066600f0da0e4156d74be8fad1b98058153dff7098e800892163a1f18e12fa36
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

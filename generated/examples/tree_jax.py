@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=9d90bced410f4cec9442bd2c75ea9ebf898a93297b9db6c459b83e05a6880de1
-# autobatch: inputs-sha256=e078a14b2c2ef31c2c8ff7b294fddf80060077b22dbb847ecdc51801373031cc
+# autobatch: source-sha256=744511b0b67101ebbc3b87ff6a314cf431bab4e2b8bd5d3020ff9f7e32498577
+# autobatch: inputs-sha256=5fd2eed03d315a7c1bae21bfdf5aebb8a115782489ec4468f5f504f2d264232c
 # autobatch: body-sha256=5fa2a7e12d294840f362341b6ed9987c14604e82f529487e4d6464167691c151
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=e6b17cd23b139421325199044a3035cf34f42be0ddc55b61ff39c86ec36f7efd
-# autobatch: inputs-sha256=ab5c8c8ba057f1a32c5b393fcf66343035e413d37fb74512ca88a4a8accabed1
+# autobatch: source-sha256=b1a1de1fd52eb33ceb1ab49a47d1f2c578916b9b22f204718c694aac0b5fb2e1
+# autobatch: inputs-sha256=fc4d099055517d3cb506822f91f2ef712c731bf24095d497d90f1535182e9c78
 # autobatch: body-sha256=7ee52ca091bfef534b689c441a25620e336080628d41b9b051e82fc7848b5613
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

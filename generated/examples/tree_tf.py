@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=053b4c8a8329fb0dc6a918384552469ef6d5227050fff7f69179433d0708804b
-# autobatch: inputs-sha256=291b9ada90066b8c5d5b9916ef3e50c57d70a1517230ce430c97186a4e5fdef9
+# autobatch: source-sha256=4dc1b5d16af6cd080b4cc17f4a31578aab11b1476ce48e13c2dd600f0dc1e6ed
+# autobatch: inputs-sha256=ff60dce21369de884c900d486db1cadac77eb18e2eb8d5ee5dc5652b3b772195
 # autobatch: body-sha256=05c774085355abf90fee63af7f79dd0ef290f76f37f268373060debc4d21a705
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=1a2d47e7e8ad6a2d859a5c516926cd97f8124cce29da09c2854ada0c7bb9e1fa
-# autobatch: inputs-sha256=f485fffde80479d907c2a8b13c8f52c0bb9eebcd09c8b93774f3db35430f3776
+# autobatch: source-sha256=6dd6bc72d53efab52d1f69b04e2e875b903db359fc7afc48ab205cceb3002d54
+# autobatch: inputs-sha256=8b7611a9f7784b21573334819deffdd38cc6fc411ce0df207425cb20e7fe0a3f
 # autobatch: body-sha256=28f6868da2727d5b03003465e33b62cb716f9ef9e057d610c51a608592be6d7d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=79b0e6995ac9d52338bf05596db8083856e92ff6f02e69aff3bfdd85cac05182
-# autobatch: inputs-sha256=d4071d4f66ac65efc4c3b94a997d03623907e632838ab1d89a9b581f108a7ee1
+# autobatch: source-sha256=bdfde63f858522a61a89b6e819d623df6686b405cb1c992010d05b2a27679887
+# autobatch: inputs-sha256=e1bce45376ab0e9022cdec614b156d43a7ca94aaf37414110b27158221956d60
 # autobatch: body-sha256=6081e83ec56d3e45730da6f20b863775626175f4f5270d97521eccab6d8e8fba
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=10
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=2322c6c64ce853a419aa46f80f91c7716802f4833b3daa51de89cf00b3b28b3f
-# autobatch: inputs-sha256=9ecacdf230f27a67463b4d53c70ba77030d2d42180df1b7d5ce36c203faef8f9
+# autobatch: source-sha256=cb7bf86e087883f7af6f01855f21fd31cd616214b42de97a4bc30eaefca39f79
+# autobatch: inputs-sha256=bdfbe99920a7e742fe632e861dffa295464c25e2234ff4291cb75741ac8b316b
 # autobatch: body-sha256=14cfb6952a9ef1b50f329c7c1a1b8e7298e5c174de605075cbaf859e39d10428
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

@@ -120,21 +120,12 @@ def as_loop(node, name, fresh: Callable[[str], str]) -> Loop:
         )
         first.append(_assign(seen, gast.Constant(False, None)))
         better = gast.Gt() if name == "max" else gast.Lt()
-        replaces = gast.BoolOp(
-            gast.Or(),
-            [
-                gast.UnaryOp(gast.Not(), _load(seen)),
-                gast.Compare(_load(item), [better], [_load(result)]),
-            ],
+        take = [_assign(result, _load(item)), _assign(seen, gast.Constant(True, None))]
+        # the comparison only once an element is held: `default=None` is never compared
+        beats = gast.If(
+            gast.Compare(_load(item), [better], [_load(result)]), copy.deepcopy(take), []
         )
-        innermost = [
-            _assign(item, element),
-            gast.If(
-                replaces,
-                [_assign(result, _load(item)), _assign(seen, gast.Constant(True, None))],
-                [],
-            ),
-        ]
+        innermost = [_assign(item, element), gast.If(_load(seen), [beats], take)]
         stop_outer = None
     loop = _nest(generators, innermost, stop_outer)
     for statement in first + [loop]:

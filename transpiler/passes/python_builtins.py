@@ -157,9 +157,13 @@ def _refuse_list_arithmetic(rewriter, node, sides):
     an error, so refused.  (Two list displays, `[a, b] + [c]`, are Python
     lists here too, and join.)"""
     if isinstance(node.op, ast.MatMult) and sides != [None, None]:
+        # Python raises TypeError for two lists; NumPy converts one beside an
+        # array, whose per-example rank this rewrite does not see: refused
+        # either way, never computed on the list as the batch holds it
         raise SubscriptError(
-            f"`{text_of(node)}`: Python lists have no `@` (Python raises TypeError); make "
-            "them arrays first (`np.array(rows) @ np.array(v)`)"
+            f"`{text_of(node)}`: Python lists have no `@` of their own (two lists raise "
+            "TypeError; NumPy converts one beside an array), and a list in `@` is not "
+            "supported here: make it an array first (`np.array([1.0, 2.0]) @ v`)"
         )
     if not isinstance(node.op, (ast.Add, ast.Mult)):
         return
